@@ -1,0 +1,258 @@
+"""The async judge client: requests in, verdicts out, over vLLM's OpenAI-compatible API.
+
+One ``openai.AsyncOpenAI`` per client with its own retries off (``max_retries=0``):
+tenacity owns retries (see ``judge_vllm.retry``). ``judge_many`` sends one request to
+vLLM's ``/v1/chat/completions/batch`` when the server has it and falls back, for good,
+to concurrent single calls when it answers 404 (any other OpenAI-compatible server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Literal
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from judge_prompts import render_prompt
+from judge_vllm.contract import SCALE_LABELS, fast_verdict, json_verdict, verdict_schema
+from judge_vllm.errors import JudgeError, JudgeParseError, JudgeRequestError, JudgeUnavailableError
+from judge_vllm.retry import classify, retrying
+from judge_vllm.schemas import JudgeRequest, Verdict
+
+__all__ = ["JudgeClient", "JudgeClientConfig", "api_root"]
+
+logger = logging.getLogger(__name__)
+
+BATCH_PATH = "/chat/completions/batch"
+JSON_OVERHEAD_TOKENS = 24
+ASPECT_TOKENS = 24
+
+
+class JudgeClientConfig(BaseModel):
+    """How to reach the judge and what to ask of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judge_url: str = "http://localhost:8888"
+    api_key: SecretStr | None = None
+    model: str | None = Field(default=None, description="served model name; None = first listed")
+    mode: Literal["verdict", "fast"] = "verdict"
+    timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP attempt")
+    max_retries: int = Field(default=3, ge=0, le=20)
+    aspects: bool = False
+    max_explanation_chars: int = Field(default=120, ge=16, le=4000)
+    max_prompt_chars: int = Field(default=4000, ge=200)
+    max_completion_chars: int = Field(default=6000, ge=200)
+    use_batch_endpoint: bool = True
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    seed: int | None = 0
+
+
+def api_root(judge_url: str) -> str:
+    """The server root (``http://host:port``) for a judge URL given with or without ``/v1``."""
+    url = judge_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def _max_tokens(config: JudgeClientConfig) -> int:
+    if config.mode == "fast":
+        return 2
+    # JSON punctuation and the score, plus a worst case of ~2 characters per token.
+    extra = ASPECT_TOKENS if config.aspects else 0
+    return JSON_OVERHEAD_TOKENS + extra + config.max_explanation_chars // 2
+
+
+class JudgeClient:
+    """Async client for one judge server. Use ``async with`` or call ``aclose()``."""
+
+    def __init__(self, config: JudgeClientConfig | None = None, *, http_client: httpx.AsyncClient | None = None):
+        self.config = config or JudgeClientConfig()
+        self._root = api_root(self.config.judge_url)
+        key = self.config.api_key.get_secret_value() if self.config.api_key else "EMPTY"
+        self._openai = openai.AsyncOpenAI(
+            base_url=self._root + "/v1",
+            api_key=key,
+            max_retries=0,
+            timeout=self.config.timeout,
+            http_client=http_client,
+        )
+        self._model: str | None = self.config.model
+        self._label_ids: dict[str, int] | None = None
+        self._batch_supported = self.config.use_batch_endpoint
+        self._setup_lock = asyncio.Lock()
+
+    async def __aenter__(self) -> JudgeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._openai.close()
+
+    # -- discovery -----------------------------------------------------------------
+
+    async def model_name(self) -> str:
+        """The configured model, else the first model the server lists at ``/v1/models``."""
+        if self._model is None:
+            async with self._setup_lock:
+                if self._model is None:
+                    models = await self._call(self._openai.models.list)
+                    if not models.data:
+                        raise JudgeRequestError("the judge server lists no model at /v1/models")
+                    self._model = models.data[0].id
+        return self._model
+
+    async def _label_token_ids(self) -> dict[str, int] | None:
+        """Token ids of the score labels (fast mode), via vLLM's ``/tokenize``; None elsewhere."""
+        if self._label_ids is None:
+            model = await self.model_name()
+            ids: dict[str, int] = {}
+            for label in SCALE_LABELS:
+                try:
+                    reply = await self._call(
+                        self._openai.post,
+                        self._root + "/tokenize",
+                        cast_to=httpx.Response,
+                        body={"model": model, "prompt": label, "add_special_tokens": False},
+                    )
+                except JudgeRequestError:
+                    logger.info("server has no /tokenize: fast mode uses sampled labels only")
+                    self._label_ids = {}
+                    return None
+                tokens = reply.json().get("tokens", [])
+                if len(tokens) != 1:
+                    raise JudgeRequestError(f"score label {label!r} is not a single token for {model}")
+                ids[label] = tokens[0]
+            self._label_ids = ids
+        return self._label_ids or None
+
+    async def health(self) -> dict[str, Any]:
+        """Reachability and model of the judge server (never raises)."""
+        try:
+            reply = await self._openai.get(self._root + "/health", cast_to=httpx.Response)
+            ok = reply.status_code == 200
+            model = await self.model_name() if ok else None
+            return {"reachable": ok, "status_code": reply.status_code, "model": model, "url": self._root}
+        except (JudgeError, openai.OpenAIError) as err:
+            return {"reachable": False, "error": str(classify(err)), "model": None, "url": self._root}
+
+    # -- judging -------------------------------------------------------------------
+
+    def _sampling(self, label_ids: dict[str, int] | None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "max_tokens": _max_tokens(self.config),
+            "temperature": self.config.temperature,
+        }
+        if self.config.seed is not None:
+            body["seed"] = self.config.seed
+        if self.config.mode == "fast":
+            body["structured_outputs"] = {"choice": list(SCALE_LABELS)}
+            if label_ids:
+                body["logprobs"] = True
+                body["logprob_token_ids"] = list(label_ids.values())
+        else:
+            schema = verdict_schema(self.config.aspects, self.config.max_explanation_chars)
+            body["structured_outputs"] = {"json": schema}
+        return body
+
+    def _messages(self, request: JudgeRequest) -> list[dict[str, str]]:
+        return render_prompt(
+            request.prompt,
+            request.completion,
+            request.answer,
+            request.answer_type,
+            mode=self.config.mode,
+            aspects=self.config.aspects,
+            max_prompt_chars=self.config.max_prompt_chars,
+            max_completion_chars=self.config.max_completion_chars,
+        ).messages()
+
+    def _parse(self, choice: Any) -> Verdict:
+        content = choice.message.content if choice.message else None
+        if self.config.mode == "fast":
+            return fast_verdict(content, choice.finish_reason, _label_logprobs(choice))
+        return json_verdict(content, choice.finish_reason)
+
+    async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run one API call under the retry policy, with errors mapped to the judge's tree."""
+        async for attempt in retrying(self.config.max_retries):
+            with attempt:
+                try:
+                    return await fn(*args, **kwargs)
+                except openai.OpenAIError as err:
+                    raise classify(err) from err
+        raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        """Judge one request (raises a ``JudgeError`` on failure)."""
+        label_ids = await self._label_token_ids() if self.config.mode == "fast" else None
+        body = {"model": await self.model_name(), "messages": self._messages(request)}
+        body.update(self._sampling(label_ids))
+        completion = await self._call(
+            self._openai.post, "/chat/completions", cast_to=ChatCompletion, body=body
+        )
+        if not completion.choices:
+            raise JudgeParseError("judge reply has no choices")
+        return self._parse(completion.choices[0])
+
+    async def judge_many(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
+        """Judge several requests; each slot holds a verdict or that request's error."""
+        if not requests:
+            return []
+        if self._batch_supported and len(requests) > 1:
+            try:
+                return await self._judge_batch(requests)
+            except JudgeRequestError as err:
+                if err.status_code not in (404, 405):
+                    raise
+                logger.info("judge server has no %s: using concurrent single calls", BATCH_PATH)
+                self._batch_supported = False
+        results = await asyncio.gather(*(self.judge(r) for r in requests), return_exceptions=True)
+        return [_as_outcome(r) for r in results]
+
+    async def _judge_batch(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
+        label_ids = await self._label_token_ids() if self.config.mode == "fast" else None
+        body: dict[str, Any] = {
+            "model": await self.model_name(),
+            "messages": [self._messages(r) for r in requests],
+        }
+        body.update(self._sampling(label_ids))
+        completion = await self._call(self._openai.post, BATCH_PATH, cast_to=ChatCompletion, body=body)
+        by_index = {choice.index: choice for choice in completion.choices}
+        outcomes: list[Verdict | JudgeError] = []
+        for i in range(len(requests)):
+            choice = by_index.get(i)
+            if choice is None:
+                outcomes.append(JudgeParseError(f"batch reply has no choice {i}"))
+                continue
+            try:
+                outcomes.append(self._parse(choice))
+            except JudgeError as err:
+                outcomes.append(err)
+        return outcomes
+
+
+def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:
+    if isinstance(result, Verdict | JudgeError):
+        return result
+    if isinstance(result, Exception):
+        return JudgeUnavailableError(f"judge call failed: {type(result).__name__}: {result}")
+    raise result
+
+
+def _label_logprobs(choice: Any) -> dict[str, float] | None:
+    """The first generated position's logprobs for the score labels, if the server sent them."""
+    logprobs = getattr(choice, "logprobs", None)
+    content = getattr(logprobs, "content", None) if logprobs else None
+    if not content:
+        return None
+    first = content[0]
+    values = {entry.token: entry.logprob for entry in (first.top_logprobs or [])}
+    values.setdefault(first.token, first.logprob)
+    return {k: v for k, v in values.items() if k in SCALE_LABELS}

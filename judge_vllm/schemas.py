@@ -1,0 +1,81 @@
+"""Pydantic models at the judge's boundaries: what is asked and what comes back."""
+
+from __future__ import annotations
+
+import uuid
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["AnswerType", "JudgeRequest", "Verdict", "coerce_text"]
+
+
+class AnswerType(str, Enum):
+    """Answer types with a rubric of their own; any other string uses the default rubric."""
+
+    NUMBER = "NUMBER"
+    MATH_EXPRESSIONS = "MATH_EXPRESSIONS"
+    MULTIPLE_CHOICE = "MULTIPLE_CHOICE"
+    TEXT = "TEXT"
+
+
+def coerce_text(value: Any, field: str) -> str:
+    """Turn a request field into text: None -> "", numbers -> str, anything else is an error."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    raise ValueError(f"{field} must be a string (or a number), got {type(value).__name__}")
+
+
+def _new_request_id() -> str:
+    return uuid.uuid4().hex
+
+
+class JudgeRequest(BaseModel):
+    """One thing to judge: a completion to a prompt, against a reference answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt: str = ""
+    completion: str = ""
+    answer: str = ""
+    answer_type: str | None = None
+    request_id: str = Field(default_factory=_new_request_id)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("prompt", "completion", "answer", mode="before")
+    @classmethod
+    def _text(cls, value: Any, info: Any) -> str:
+        return coerce_text(value, info.field_name)
+
+    @field_validator("answer_type", mode="before")
+    @classmethod
+    def _answer_type(cls, value: Any) -> str | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, AnswerType):
+            return value.value
+        return coerce_text(value, "answer_type").strip().upper() or None
+
+    @field_validator("request_id", mode="before")
+    @classmethod
+    def _request_id(cls, value: Any) -> str:
+        return coerce_text(value, "request_id") or _new_request_id()
+
+
+class Verdict(BaseModel):
+    """What the judge concluded about one request. ``score`` is always in [0, 1]."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    score: float = Field(ge=0.0, le=1.0)
+    explanation: str = ""
+    detailed_scores: dict[str, float] | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    raw: str | None = None
