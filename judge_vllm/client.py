@@ -69,7 +69,9 @@ def _max_tokens(config: JudgeClientConfig) -> int:
 class JudgeClient:
     """Async client for one judge server. Use ``async with`` or call ``aclose()``."""
 
-    def __init__(self, config: JudgeClientConfig | None = None, *, http_client: httpx.AsyncClient | None = None):
+    def __init__(
+        self, config: JudgeClientConfig | None = None, *, http_client: httpx.AsyncClient | None = None
+    ) -> None:
         self.config = config or JudgeClientConfig()
         self._root = api_root(self.config.judge_url)
         key = self.config.api_key.get_secret_value() if self.config.api_key else "EMPTY"

@@ -1,0 +1,158 @@
+"""``judge-vllm``: prepare a model, serve it, and talk to it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import shlex
+import sys
+from pathlib import Path
+
+from judge_vllm import launcher
+from judge_vllm.client import JudgeClient, JudgeClientConfig, api_root
+from judge_vllm.errors import JudgeError
+from judge_vllm.model_prep import DEFAULT_MODELS_DIR, prepare_model
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = ["main"]
+
+DEFAULT_URL = "http://localhost:8888"
+DEFAULT_PID_FILE = Path(".cache/judge-server.pid")
+DEFAULT_LOG_FILE = Path(".cache/judge-server.log")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="judge-vllm", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    model = sub.add_parser("model", help="prepare judge models")
+    model_sub = model.add_subparsers(dest="model_command", required=True)
+    prep = model_sub.add_parser("prepare", help="build a servable model folder (offline for 'smollm2')")
+    prep.add_argument("name", nargs="?", default="smollm2", help="'smollm2', a local HF folder or a hub id")
+    prep.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
+
+    serve = sub.add_parser(
+        "serve", help="start vLLM's OpenAI server for the judge (unknown args go to vLLM)"
+    )
+    serve.add_argument("--model", default="smollm2", help="'smollm2', a local HF folder or a hub id")
+    serve.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8888)
+    serve.add_argument("--served-model-name")
+    serve.add_argument("--max-model-len", type=int, default=4096)
+    serve.add_argument("--enforce-eager", action="store_true", help="skip torch.compile warm-up (CPU: ~2 min)")
+    serve.add_argument("--wait", action="store_true", help="start in the background, wait for /health, exit")
+    serve.add_argument("--wait-timeout", type=float, default=900.0, help="seconds to wait for /health")
+    serve.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE)
+    serve.add_argument("--log-file", type=Path, default=DEFAULT_LOG_FILE)
+
+    stop = sub.add_parser("stop", help="stop a server started with 'serve --wait'")
+    stop.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE)
+
+    health = sub.add_parser("health", help="check a judge server")
+    health.add_argument("--url", default=DEFAULT_URL)
+
+    judge = sub.add_parser("judge", help="judge one completion and print the verdict as JSON")
+    judge.add_argument("--url", default=DEFAULT_URL)
+    judge.add_argument("--model", help="served model name (default: the first the server lists)")
+    judge.add_argument("--api-key")
+    judge.add_argument("--mode", choices=["verdict", "fast"], default="verdict")
+    judge.add_argument("--prompt", required=True)
+    judge.add_argument("--completion", required=True)
+    judge.add_argument("--answer", required=True)
+    judge.add_argument("--answer-type", default=None)
+    judge.add_argument("--timeout", type=float, default=60.0)
+    return parser
+
+
+def _serve(args: argparse.Namespace, extra: list[str]) -> int:
+    options = launcher.ServeOptions(
+        model=prepare_model(args.model, args.models_dir),
+        served_model_name=args.served_model_name or Path(args.model).name,
+        host=args.host,
+        port=args.port,
+        max_model_len=args.max_model_len,
+        enforce_eager=args.enforce_eager,
+        extra_args=tuple(extra),
+    )
+    _, equivalent = launcher.build_command(options)
+    print("equivalent:", shlex.join(equivalent), file=sys.stderr)
+    if not args.wait:
+        process = launcher.start(options)
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            launcher.stop(process.pid)
+            return 130
+    args.log_file.parent.mkdir(parents=True, exist_ok=True)
+    args.pid_file.parent.mkdir(parents=True, exist_ok=True)
+    process = launcher.start(options, log_file=args.log_file)
+    args.pid_file.write_text(str(process.pid))
+    url = f"http://{args.host}:{args.port}"
+    try:
+        waited = launcher.wait_healthy(url, args.wait_timeout, process)
+    except JudgeError as err:
+        launcher.stop(process.pid)
+        print(f"judge server failed to start: {err}; see {args.log_file}", file=sys.stderr)
+        return 1
+    print(f"judge server ready at {url} after {waited:.0f} s (pid {process.pid}, log {args.log_file})")
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    if not args.pid_file.exists():
+        print(f"no pid file at {args.pid_file}: nothing to stop", file=sys.stderr)
+        return 0
+    launcher.stop(int(args.pid_file.read_text()))
+    args.pid_file.unlink()
+    return 0
+
+
+async def _health(url: str) -> int:
+    async with JudgeClient(JudgeClientConfig(judge_url=url, max_retries=0, timeout=5.0)) as client:
+        state = await client.health()
+    print(json.dumps(state, indent=2))
+    return 0 if state["reachable"] else 1
+
+
+async def _judge(args: argparse.Namespace) -> int:
+    config = JudgeClientConfig(
+        judge_url=args.url, model=args.model, api_key=args.api_key, mode=args.mode, timeout=args.timeout
+    )
+    request = JudgeRequest(
+        prompt=args.prompt, completion=args.completion, answer=args.answer, answer_type=args.answer_type
+    )
+    async with JudgeClient(config) as client:
+        verdict = await client.judge(request)
+    print(json.dumps({"request_id": request.request_id, **verdict.model_dump()}, indent=2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``judge-vllm`` command."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "serve":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "model":
+            print(prepare_model(args.name, args.models_dir))
+            return 0
+        if args.command == "serve":
+            return _serve(args, extra)
+        if args.command == "stop":
+            return _stop(args)
+        if args.command == "health":
+            return asyncio.run(_health(api_root(args.url)))
+        return asyncio.run(_judge(args))
+    except JudgeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""A loopback fake of vLLM's OpenAI-compatible API, for fault injection and overhead benchmarks.
+
+It never stands in for the judge where a test claims the judge works: its "judgment"
+is a string match (5 when the reference answer appears in the graded response, else 1),
+which is enough to check ordering, caching and fallback. Each request's fate comes from
+a ``FaultPlan``: a fixed script of actions first, then random rates.
+
+Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
+``garbage`` (200 with invalid JSON content), ``length`` (cut by max_tokens), ``drop``
+(closes the connection without answering).
+
+Run it as a process: ``python -m judge_vllm.fake_server --port 8899``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import threading
+from collections import Counter, deque
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Action", "FakeJudgeServer", "FaultPlan"]
+
+Action = Literal["ok", "error", "reject", "hang", "garbage", "length", "drop"]
+
+_REFERENCE = re.compile(r"REFERENCE ANSWER:\n(.*?)\n\n", re.S)
+_RESPONSE = re.compile(r"<response-([0-9a-f]+)>\n(.*)\n</response-\1>", re.S)
+
+
+class FaultPlan(BaseModel):
+    """What the fake server does with each request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    script: list[Action] = Field(default_factory=list, description="actions for the first requests")
+    error_rate: float = 0.0
+    hang_rate: float = 0.0
+    garbage_rate: float = 0.0
+    drop_rate: float = 0.0
+    latency_s: float = 0.0
+    batch_endpoint: bool = True
+    seed: int = 0
+
+
+def _fake_score(messages: list[dict[str, Any]]) -> int:
+    user = messages[-1]["content"] if messages else ""
+    ref = _REFERENCE.search(user)
+    resp = _RESPONSE.search(user)
+    if ref and resp and ref.group(1).strip() and ref.group(1).strip() in resp.group(2):
+        return 5
+    return 1
+
+
+def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], action: Action) -> dict:
+    score = _fake_score(messages)
+    fast = "choice" in (body.get("structured_outputs") or {})
+    if action == "garbage":
+        content, finish = "not json {", "stop"
+    elif action == "length":
+        content, finish = '{"score": 5, "explan', "length"
+    elif fast:
+        content, finish = str(score), "stop"
+    else:
+        content, finish = json.dumps({"score": score, "explanation": "fake judge"}), "stop"
+    choice: dict[str, Any] = {
+        "index": index,
+        "message": {"role": "assistant", "content": content},
+        "finish_reason": finish,
+        "logprobs": None,
+    }
+    if fast and body.get("logprobs"):
+        tops = [{"token": str(s), "logprob": 0.0 if s == score else -9.0} for s in range(1, 6)]
+        choice["logprobs"] = {"content": [{"token": str(score), "logprob": 0.0, "top_logprobs": tops}]}
+    return choice
+
+
+class FakeJudgeServer:
+    """An HTTP/1.1 server on 127.0.0.1, run in a background thread (``with`` starts and stops it)."""
+
+    def __init__(self, plan: FaultPlan | None = None, port: int = 0, model: str = "fake-judge") -> None:
+        self.plan = plan or FaultPlan()
+        self.port = port
+        self.model = model
+        self.counts: Counter[str] = Counter()
+        self._script: deque[Action] = deque(self.plan.script)
+        self._rng = random.Random(self.plan.seed)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    @property
+    def url(self) -> str:
+        """Base URL of the running server."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def set_plan(self, plan: FaultPlan) -> None:
+        """Change behaviour for the requests that follow."""
+        self.plan = plan
+        self._script = deque(plan.script)
+        self._rng = random.Random(plan.seed)
+
+    def _next_action(self) -> Action:
+        if self._script:
+            return self._script.popleft()
+        r = self._rng.random()
+        for action, rate in (
+            ("error", self.plan.error_rate),
+            ("hang", self.plan.hang_rate),
+            ("garbage", self.plan.garbage_rate),
+            ("drop", self.plan.drop_rate),
+        ):
+            if r < rate:
+                return action  # type: ignore[return-value]
+            r -= rate
+        return "ok"
+
+    # -- HTTP --------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                request_line, *header_lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = request_line.split(" ", 2)
+                headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)}
+                length = int(headers.get("content-length", 0))
+                body = json.loads(await reader.readexactly(length)) if length else {}
+                status, payload = await self._route(method, path, body)
+                if status == 0:  # drop the connection
+                    return
+                data = json.dumps(payload).encode()
+                writer.write(
+                    f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(data)}\r\n\r\n".encode() + data
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _route(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        path = path.split("?", 1)[0]
+        self.counts[path] += 1
+        if path == "/health":
+            return 200, {}
+        if path == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "fake"}]}
+        if path == "/tokenize":
+            return 200, {"tokens": [100 + int(body["prompt"])] if body["prompt"].isdigit() else [1, 2]}
+        if path not in ("/v1/chat/completions", "/v1/chat/completions/batch"):
+            return 404, {"error": {"message": f"no route {path}"}}
+        if path.endswith("/batch") and not self.plan.batch_endpoint:
+            return 404, {"error": {"message": "Not Found"}}
+        action = self._next_action()
+        self.counts[action] += 1
+        if self.plan.latency_s:
+            await asyncio.sleep(self.plan.latency_s)
+        if action == "hang":
+            await asyncio.sleep(3600)
+        if action == "drop":
+            return 0, None
+        if action == "error":
+            return 500, {"error": {"message": "injected failure", "code": 500}}
+        if action == "reject":
+            return 400, {"error": {"message": "injected bad request", "code": 400}}
+        conversations = body["messages"] if path.endswith("/batch") else [body["messages"]]
+        choices = [_choice(i, body, conv, action) for i, conv in enumerate(conversations)]
+        return 200, {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", self.model),
+            "choices": choices,
+        }
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> FakeJudgeServer:
+        """Start serving in a background thread; returns once the port is bound."""
+        self._ready.clear()
+        self._thread = threading.Thread(target=self._run, name="fake-judge", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake judge server did not start")
+        return self
+
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._loop.run_until_complete(self._serve())
+        finally:
+            self._loop.close()
+
+    async def _serve(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._stopping = asyncio.Event()
+        self._ready.set()
+        await self._stopping.wait()
+        self._server.close()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        await self._server.wait_closed()
+
+    def stop(self) -> None:
+        """Stop serving and drop every open connection (like a killed server)."""
+        if self._loop and self._thread and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stopping.set)
+            self._thread.join(10)
+
+    def __enter__(self) -> FakeJudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    """Serve the fake judge in the foreground."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8899)
+    parser.add_argument("--plan", default="{}", help="FaultPlan as JSON")
+    args = parser.parse_args()
+    server = FakeJudgeServer(FaultPlan.model_validate_json(args.plan), port=args.port).start()
+    print(f"fake judge at {server.url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

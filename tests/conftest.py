@@ -1,0 +1,58 @@
+"""Shared fixtures. The real judge: a vLLM CPU server with SmolLM2, started once per run.
+
+Set ``JUDGE_TEST_URL`` to reuse a server that is already running (local development).
+The end-to-end tests never skip: if the server cannot start, they fail with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from judge_vllm import launcher
+from judge_vllm.fake_server import FakeJudgeServer
+from judge_vllm.model_prep import prepare_model
+
+REPO = Path(__file__).resolve().parents[1]
+SERVER_START_TIMEOUT_S = 900.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def judge_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a real vLLM judge server (SmolLM2 on CPU)."""
+    reuse = os.environ.get("JUDGE_TEST_URL")
+    if reuse:
+        launcher.wait_healthy(reuse, 30.0)
+        yield reuse
+        return
+    model = prepare_model("smollm2", REPO / "models")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    options = launcher.ServeOptions(model=model, served_model_name="smollm2", port=port)
+    process = launcher.start(options, log_file=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        launcher.wait_healthy(url, SERVER_START_TIMEOUT_S, process)
+    except Exception as err:
+        launcher.stop(process.pid)
+        tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+        pytest.fail(f"vLLM judge server did not start: {err}\n{tail}")
+    yield url
+    launcher.stop(process.pid)
+
+
+@pytest.fixture
+def fake_judge() -> Iterator[FakeJudgeServer]:
+    """A loopback fake judge with no faults; change them with ``set_plan``."""
+    with FakeJudgeServer() as server:
+        yield server

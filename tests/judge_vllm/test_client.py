@@ -1,0 +1,132 @@
+"""The async client against a loopback fake server: retry policy, batching, parsing errors."""
+
+import httpx
+import openai
+import pytest
+
+from judge_vllm.client import JudgeClient, JudgeClientConfig, api_root
+from judge_vllm.errors import (
+    JudgeParseError,
+    JudgeRequestError,
+    JudgeTimeoutError,
+    JudgeUnavailableError,
+)
+from judge_vllm.fake_server import FaultPlan
+from judge_vllm.retry import classify
+from judge_vllm.schemas import JudgeRequest, Verdict
+
+
+def _client(url: str, **kw) -> JudgeClient:
+    return JudgeClient(JudgeClientConfig(judge_url=url, **kw))
+
+
+def _requests(n: int) -> list[JudgeRequest]:
+    return [JudgeRequest(prompt="q", completion=f"the answer is {i}", answer=str(i % 2)) for i in range(n)]
+
+
+async def test_500_then_200_is_retried(fake_judge):
+    fake_judge.set_plan(FaultPlan(script=["error", "error", "ok"]))
+    async with _client(fake_judge.url, max_retries=3) as client:
+        verdict = await client.judge(_requests(1)[0])
+    assert isinstance(verdict, Verdict)
+    assert fake_judge.counts["error"] == 2 and fake_judge.counts["ok"] == 1
+
+
+async def test_400_is_not_retried(fake_judge):
+    fake_judge.set_plan(FaultPlan(script=["reject", "ok"]))
+    async with _client(fake_judge.url, max_retries=3) as client:
+        with pytest.raises(JudgeRequestError) as info:
+            await client.judge(_requests(1)[0])
+    assert info.value.status_code == 400
+    assert fake_judge.counts["reject"] == 1 and fake_judge.counts["ok"] == 0
+
+
+async def test_retries_are_bounded(fake_judge):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    async with _client(fake_judge.url, max_retries=2) as client:
+        with pytest.raises(JudgeUnavailableError, match="500"):
+            await client.judge(_requests(1)[0])
+    assert fake_judge.counts["error"] == 3
+
+
+async def test_hang_times_out(fake_judge):
+    fake_judge.set_plan(FaultPlan(script=["hang"]))
+    async with _client(fake_judge.url, max_retries=0, timeout=0.3) as client:
+        with pytest.raises(JudgeTimeoutError):
+            await client.judge(_requests(1)[0])
+
+
+async def test_dropped_connection_is_retried(fake_judge):
+    fake_judge.set_plan(FaultPlan(script=["drop", "ok"]))
+    async with _client(fake_judge.url, max_retries=1) as client:
+        assert isinstance(await client.judge(_requests(1)[0]), Verdict)
+
+
+@pytest.mark.parametrize("action", ["garbage", "length"])
+async def test_bad_output_is_a_parse_error_and_not_retried(fake_judge, action):
+    fake_judge.set_plan(FaultPlan(script=[action, "ok"]))
+    async with _client(fake_judge.url, max_retries=3) as client:
+        with pytest.raises(JudgeParseError):
+            await client.judge(_requests(1)[0])
+    assert fake_judge.counts["ok"] == 0
+
+
+async def test_judge_many_uses_the_batch_endpoint_and_keeps_order(fake_judge):
+    async with _client(fake_judge.url) as client:
+        results = await client.judge_many(_requests(6))
+    assert [r.score for r in results] == [1.0 if str(i % 2) in f"the answer is {i}" else 0.0 for i in range(6)]
+    assert fake_judge.counts["/v1/chat/completions/batch"] == 1
+    assert fake_judge.counts["/v1/chat/completions"] == 0
+
+
+async def test_judge_many_falls_back_to_single_calls_on_404(fake_judge):
+    fake_judge.set_plan(FaultPlan(batch_endpoint=False))
+    async with _client(fake_judge.url) as client:
+        first = await client.judge_many(_requests(4))
+        second = await client.judge_many(_requests(4))
+    assert all(isinstance(r, Verdict) for r in first + second)
+    assert fake_judge.counts["/v1/chat/completions/batch"] == 1  # learned once
+    assert fake_judge.counts["/v1/chat/completions"] == 8
+
+
+async def test_one_bad_choice_in_a_batch_fails_only_that_slot(fake_judge):
+    fake_judge.set_plan(FaultPlan(script=["garbage"]))
+    async with _client(fake_judge.url) as client:
+        results = await client.judge_many(_requests(3))
+    assert all(isinstance(r, JudgeParseError) for r in results)
+    async with _client(fake_judge.url) as client:
+        assert all(isinstance(r, Verdict) for r in await client.judge_many(_requests(3)))
+
+
+async def test_model_defaults_to_the_first_listed(fake_judge):
+    async with _client(fake_judge.url) as client:
+        assert await client.model_name() == "fake-judge"
+
+
+async def test_fast_mode_reads_label_logprobs(fake_judge):
+    async with _client(fake_judge.url, mode="fast") as client:
+        verdict = await client.judge(JudgeRequest(prompt="q", completion="it is 7", answer="7"))
+    assert verdict.score > 0.99 and verdict.confidence is not None
+
+
+async def test_health_reports_unreachable_without_raising():
+    async with _client("http://127.0.0.1:9", max_retries=0, timeout=1) as client:
+        state = await client.health()
+    assert state["reachable"] is False and "connect" in state["error"]
+
+
+def test_api_root_accepts_v1_suffix():
+    assert api_root("http://h:1/v1/") == "http://h:1"
+    assert api_root("http://h:1") == "http://h:1"
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(500, JudgeUnavailableError), (503, JudgeUnavailableError), (429, JudgeUnavailableError),
+     (408, JudgeUnavailableError), (400, JudgeRequestError), (401, JudgeRequestError),
+     (404, JudgeRequestError), (422, JudgeRequestError)],
+)  # fmt: skip
+def test_classify_status_codes(status, kind):
+    request = httpx.Request("POST", "http://x")
+    err = openai.APIStatusError("boom", response=httpx.Response(status, request=request), body=None)
+    assert type(classify(err)) is kind

@@ -1,0 +1,84 @@
+import json
+import math
+
+import pytest
+
+from judge_vllm.contract import ASPECTS, fast_verdict, json_verdict, scale_to_unit, verdict_schema
+from judge_vllm.errors import JudgeParseError
+
+
+def test_schema_puts_score_first_and_bounds_the_explanation():
+    schema = verdict_schema(max_explanation_chars=50)
+    assert list(schema["properties"])[0] == "score"
+    assert schema["properties"]["explanation"]["maxLength"] == 50
+    assert schema["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    assert schema["additionalProperties"] is False
+
+
+def test_schema_with_aspects_requires_them():
+    schema = verdict_schema(aspects=True)
+    assert set(ASPECTS) <= set(schema["required"])
+
+
+@pytest.mark.parametrize(
+    ("content", "score"),
+    [
+        ('{"score": 5, "explanation": "right"}', 1.0),
+        ('{"score":1,"explanation":""}', 0.0),
+        ('{"score": 3, "explanation": "half", "unknown": 1}', 0.5),
+    ],
+)
+def test_valid_json_verdicts(content, score):
+    assert json_verdict(content, "stop").score == score
+
+
+def test_aspects_become_detailed_scores():
+    v = json_verdict('{"score":4,"correctness":5,"clarity":3,"relevance":1,"explanation":"x"}', "stop")
+    assert v.detailed_scores == {"correctness": 1.0, "clarity": 0.5, "relevance": 0.0}
+
+
+@pytest.mark.parametrize(
+    ("content", "finish_reason", "message"),
+    [
+        ('{"score": 5, "expl', "length", "cut short"),
+        ("not json", "stop", "not a valid verdict"),
+        ('{"score": 9, "explanation": ""}', "stop", "not a valid verdict"),
+        ('{"score": 0, "explanation": ""}', "stop", "not a valid verdict"),
+        ('{"explanation": "no score"}', "stop", "not a valid verdict"),
+        ("[5]", "stop", "not a valid verdict"),
+        ("", "stop", "empty"),
+        (None, "stop", "empty"),
+    ],
+)
+def test_bad_replies_are_typed_errors_not_scores(content, finish_reason, message):
+    with pytest.raises(JudgeParseError, match=message) as info:
+        json_verdict(content, finish_reason)
+    assert info.value.raw == content
+
+
+def test_fast_verdict_is_the_expected_score_over_label_probabilities():
+    logprobs = {str(k): math.log(p) for k, p in zip(range(1, 6), [0.1, 0.1, 0.2, 0.2, 0.4], strict=True)}
+    v = fast_verdict("5", "stop", logprobs)
+    expected = 0.1 * 1 + 0.1 * 2 + 0.2 * 3 + 0.2 * 4 + 0.4 * 5
+    assert v.score == pytest.approx(scale_to_unit(expected))
+    assert v.confidence == pytest.approx(0.4)
+
+
+def test_fast_verdict_renormalises_over_the_labels_it_got():
+    v = fast_verdict("1", "stop", {"1": math.log(0.2), "5": math.log(0.2), "foo": 0.0})
+    assert v.score == pytest.approx(0.5) and v.confidence == pytest.approx(0.5)
+
+
+def test_fast_verdict_without_logprobs_uses_the_sampled_label():
+    v = fast_verdict("4", "stop", None)
+    assert v.score == 0.75 and v.confidence is None
+
+
+@pytest.mark.parametrize(("content", "finish"), [("7", "stop"), ("5", "length"), ("", "stop")])
+def test_fast_verdict_rejects_bad_labels(content, finish):
+    with pytest.raises(JudgeParseError):
+        fast_verdict(content, finish, None)
+
+
+def test_schema_is_json_serialisable():
+    json.dumps(verdict_schema(aspects=True))
