@@ -34,16 +34,16 @@ def _parser() -> argparse.ArgumentParser:
     prep.add_argument("name", nargs="?", default="smollm2", help="'smollm2', a local HF folder or a hub id")
     prep.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
 
-    serve = sub.add_parser(
-        "serve", help="start vLLM's OpenAI server for the judge (unknown args go to vLLM)"
-    )
+    serve = sub.add_parser("serve", help="start vLLM's OpenAI server for the judge (unknown args go to vLLM)")
     serve.add_argument("--model", default="smollm2", help="'smollm2', a local HF folder or a hub id")
     serve.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8888)
     serve.add_argument("--served-model-name")
     serve.add_argument("--max-model-len", type=int, default=4096)
-    serve.add_argument("--enforce-eager", action="store_true", help="skip torch.compile warm-up (CPU: ~2 min)")
+    serve.add_argument(
+        "--enforce-eager", action="store_true", help="skip torch.compile warm-up (CPU: ~2 min)"
+    )
     serve.add_argument("--wait", action="store_true", help="start in the background, wait for /health, exit")
     serve.add_argument("--wait-timeout", type=float, default=900.0, help="seconds to wait for /health")
     serve.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE)
@@ -137,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "serve":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         if args.command == "model":
             print(prepare_model(args.name, args.models_dir))

@@ -140,7 +140,8 @@ class FakeJudgeServer:
                 data = json.dumps(payload).encode()
                 writer.write(
                     f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n"
-                    f"content-length: {len(data)}\r\n\r\n".encode() + data
+                    f"content-length: {len(data)}\r\n\r\n".encode()
+                    + data
                 )
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
@@ -155,7 +156,10 @@ class FakeJudgeServer:
         if path == "/health":
             return 200, {}
         if path == "/v1/models":
-            return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "fake"}]}
+            return 200, {
+                "object": "list",
+                "data": [{"id": self.model, "object": "model", "owned_by": "fake"}],
+            }
         if path == "/tokenize":
             return 200, {"tokens": [100 + int(body["prompt"])] if body["prompt"].isdigit() else [1, 2]}
         if path not in ("/v1/chat/completions", "/v1/chat/completions/batch"):

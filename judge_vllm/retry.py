@@ -64,7 +64,9 @@ def retrying(max_retries: int) -> AsyncRetrying:
     return AsyncRetrying(
         retry=retry_if_exception_type(JudgeUnavailableError),
         stop=stop_after_attempt(max_retries + 1),
-        wait=wait_exponential_jitter(multiplier=INITIAL_BACKOFF_S, max=MAX_BACKOFF_S, jitter=INITIAL_BACKOFF_S),
+        wait=wait_exponential_jitter(
+            multiplier=INITIAL_BACKOFF_S, max=MAX_BACKOFF_S, jitter=INITIAL_BACKOFF_S
+        ),
         before_sleep=before_sleep_log(logger, logging.DEBUG),
         reraise=True,
     )

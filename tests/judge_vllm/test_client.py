@@ -74,7 +74,9 @@ async def test_bad_output_is_a_parse_error_and_not_retried(fake_judge, action):
 async def test_judge_many_uses_the_batch_endpoint_and_keeps_order(fake_judge):
     async with _client(fake_judge.url) as client:
         results = await client.judge_many(_requests(6))
-    assert [r.score for r in results] == [1.0 if str(i % 2) in f"the answer is {i}" else 0.0 for i in range(6)]
+    assert [r.score for r in results] == [
+        1.0 if str(i % 2) in f"the answer is {i}" else 0.0 for i in range(6)
+    ]
     assert fake_judge.counts["/v1/chat/completions/batch"] == 1
     assert fake_judge.counts["/v1/chat/completions"] == 0
 

@@ -9,7 +9,7 @@ from judge_vllm.errors import JudgeParseError
 
 def test_schema_puts_score_first_and_bounds_the_explanation():
     schema = verdict_schema(max_explanation_chars=50)
-    assert list(schema["properties"])[0] == "score"
+    assert next(iter(schema["properties"])) == "score"
     assert schema["properties"]["explanation"]["maxLength"] == 50
     assert schema["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
     assert schema["additionalProperties"] is False
