@@ -99,6 +99,11 @@ class JudgeClient:
 
     # -- discovery -----------------------------------------------------------------
 
+    @property
+    def known_model(self) -> str | None:
+        """The model name if configured or already discovered (no I/O)."""
+        return self._model
+
     async def model_name(self) -> str:
         """The configured model, else the first model the server lists at ``/v1/models``."""
         if self._model is None:

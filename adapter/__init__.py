@@ -1,0 +1,23 @@
+"""What a trainer imports: the judge reward, its config, and the rule reward.
+
+from adapter import JudgeRewardSystem as RewardSystem
+reward_system = RewardSystem("configs/reward.yaml")
+result = reward_system.reward(prompt, completion, answer, answer_type="NUMBER")
+"""
+
+from adapter.config import RewardConfig, load_reward_config
+from adapter.multi import MultiJudge
+from adapter.result import RewardResult
+from adapter.reward import BaseJudgeReward, JudgeRewardSystem, create_judge_reward
+from adapter.rules import RuleRewardSystem
+
+__all__ = [
+    "BaseJudgeReward",
+    "JudgeRewardSystem",
+    "MultiJudge",
+    "RewardConfig",
+    "RewardResult",
+    "RuleRewardSystem",
+    "create_judge_reward",
+    "load_reward_config",
+]

@@ -1,0 +1,90 @@
+"""Counters and latency percentiles for ``get_metrics()``; thread-safe, bounded memory."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, deque
+from typing import Any
+
+__all__ = ["RewardMetrics", "percentile"]
+
+LATENCY_WINDOW = 10_000
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) of already sorted values, by nearest rank; 0 when empty."""
+    if not sorted_values:
+        return 0.0
+    rank = max(0, min(len(sorted_values) - 1, round(q / 100 * (len(sorted_values) - 1))))
+    return sorted_values[rank]
+
+
+class RewardMetrics:
+    """What happened to every reward request: sources, errors, reasons, latency, batching."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.sources: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.fallback_reasons: Counter[str] = Counter()
+        self.precheck_reasons: Counter[str] = Counter()
+        self.judge_calls = 0
+        self.judged_items = 0
+        self.batched_items = 0
+        self.single_flight_joins = 0
+        self._latency_ms: deque[float] = deque(maxlen=LATENCY_WINDOW)
+
+    def record(self, source: str, latency_ms: float, reason: str | None = None) -> None:
+        """One answered request."""
+        with self._lock:
+            self.sources[source] += 1
+            self._latency_ms.append(latency_ms)
+            if source in ("rule_fallback", "error") and reason:
+                self.fallback_reasons[reason] += 1
+            elif source == "rule" and reason:
+                self.precheck_reasons[reason] += 1
+
+    def record_error(self, kind: str) -> None:
+        """A failed judge attempt for one item (before any fallback)."""
+        with self._lock:
+            self.errors[kind] += 1
+
+    def record_batch(self, size: int) -> None:
+        """One HTTP call to the judge carrying ``size`` items."""
+        with self._lock:
+            self.judge_calls += 1
+            self.judged_items += size
+            if size > 1:
+                self.batched_items += size
+
+    def record_join(self) -> None:
+        """A request that shared an identical in-flight request's judge call."""
+        with self._lock:
+            self.single_flight_joins += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        """Counters and rates (the live gauges are added by the reward system)."""
+        with self._lock:
+            total = sum(self.sources.values())
+            latencies = sorted(self._latency_ms)
+            failed = self.sources["rule_fallback"] + self.sources["error"]
+            return {
+                "total_requests": total,
+                "sources": dict(self.sources),
+                "cache_hit_rate": self.sources["cache"] / total if total else 0.0,
+                "error_rate": sum(self.errors.values()) / self.judged_items if self.judged_items else 0.0,
+                "fallback_rate": failed / total if total else 0.0,
+                "errors": dict(self.errors),
+                "fallback_reasons": dict(self.fallback_reasons),
+                "precheck_reasons": dict(self.precheck_reasons),
+                "latency_ms": {
+                    "p50": percentile(latencies, 50),
+                    "p95": percentile(latencies, 95),
+                    "p99": percentile(latencies, 99),
+                    "max": latencies[-1] if latencies else 0.0,
+                },
+                "judge_calls": self.judge_calls,
+                "judged_items": self.judged_items,
+                "batched_fraction": self.batched_items / self.judged_items if self.judged_items else 0.0,
+                "single_flight_joins": self.single_flight_joins,
+            }

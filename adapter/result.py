@@ -1,0 +1,42 @@
+"""The reward a trainer gets back: a value, where it came from, and why."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["RewardResult", "Source"]
+
+Source = Literal["judge", "cache", "rule", "rule_fallback", "error"]
+
+
+class RewardResult(BaseModel):
+    """One reward. ``reward`` is None only when ``source == "error"`` (fallback disabled).
+
+    Sources: ``judge`` (fresh verdict), ``cache`` (stored verdict), ``rule`` (decided by a
+    pre-check or the rule reward), ``rule_fallback`` (the judge failed; ``reason`` says why),
+    ``error`` (the judge failed and fallback is off).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    reward: float | None
+    source: Source
+    request_id: str
+    explanation: str = ""
+    latency_ms: float = 0.0
+    detailed_scores: dict[str, float] | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    error: str | None = None
+    judge_scores: dict[str, float | None] | None = None
+
+    @property
+    def score(self) -> float | None:
+        """The reward under the seed's name (``compute_reward(...).score``)."""
+        return self.reward
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain dict ``reward()`` returns."""
+        return self.model_dump()

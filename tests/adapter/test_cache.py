@@ -1,0 +1,59 @@
+import stat
+
+from adapter.cache import VerdictCache, cache_key
+from judge_vllm.client import JudgeClientConfig
+from judge_vllm.schemas import JudgeRequest, Verdict
+
+CONFIG = JudgeClientConfig()
+
+
+def _req(**kw):
+    base = {"prompt": "p", "completion": "c", "answer": "a", "answer_type": "TEXT"}
+    return JudgeRequest(**{**base, **kw})
+
+
+def test_key_depends_on_every_field_but_not_request_id():
+    base = cache_key(_req(), "m", CONFIG)
+    assert base == cache_key(_req(request_id="other"), "m", CONFIG)
+    assert base == cache_key(_req(metadata={"step": 3}), "m", CONFIG)
+    variants = [
+        cache_key(_req(prompt="p2"), "m", CONFIG),
+        cache_key(_req(completion="c2"), "m", CONFIG),
+        cache_key(_req(answer="a2"), "m", CONFIG),
+        cache_key(_req(answer_type="NUMBER"), "m", CONFIG),
+        cache_key(_req(), "m2", CONFIG),
+        cache_key(_req(), "m", JudgeClientConfig(mode="fast")),
+        cache_key(_req(), "m", JudgeClientConfig(max_explanation_chars=50)),
+    ]
+    assert base not in variants and len(set(variants)) == len(variants)
+
+
+def test_key_is_collision_safe_on_field_boundaries():
+    assert cache_key(_req(prompt="ab", completion="c"), "m", CONFIG) != cache_key(
+        _req(prompt="a", completion="bc"), "m", CONFIG
+    )
+
+
+def test_roundtrip_is_json_and_survives_reopen(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache.set("k", Verdict(score=0.75, explanation="e"))
+    cache.close()
+    reopened = VerdictCache(tmp_path / "c", 100)
+    assert reopened.get("k") == Verdict(score=0.75, explanation="e")
+    assert reopened.get("missing") is None
+    assert stat.S_IMODE((tmp_path / "c").stat().st_mode) == 0o700
+    # values are JSON, not pickle: no pickle opcodes in the store
+    assert b"\x80\x04" not in b"".join(p.read_bytes() for p in (tmp_path / "c").iterdir() if p.is_file())
+
+
+def test_corrupt_entry_is_a_miss(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache._cache.set("k", {"score": 7})
+    assert cache.get("k") is None
+
+
+def test_size_is_bounded(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 50)
+    for i in range(3000):
+        cache.set(f"k{i}", Verdict(score=0.5, explanation="x" * 100))
+    assert len(cache) < 3000

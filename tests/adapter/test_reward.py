@@ -1,0 +1,290 @@
+"""JudgeRewardSystem against a loopback fake judge: faults, fallback, cache, batching, threads.
+
+The fake judge scores 5 (reward 1.0) when the reference answer appears in the response,
+else 1 (reward 0.0); it stands in for the network, not for the judge's quality.
+"""
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from adapter import JudgeRewardSystem, RewardResult, create_judge_reward
+from adapter.multi import MultiJudge, aggregate_scores
+from judge_vllm.fake_server import FakeJudgeServer, FaultPlan
+from judge_vllm.schemas import JudgeRequest, Verdict
+
+
+def _system(url, tmp_path, **overrides):
+    config = {
+        "judge_url": url,
+        "cache_dir": str(tmp_path / "cache"),
+        "timeout": 5.0,
+        "max_retries": 1,
+        "batch_timeout": 0.01,
+        **overrides,
+    }
+    return JudgeRewardSystem(config)
+
+
+def _items(n, prefix="item"):
+    return [
+        {"prompt": f"{prefix} question {i}", "completion": f"The answer is {i}.", "answer": str(i % 7),
+         "answer_type": "NUMBER"}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def _expected(item):
+    return 1.0 if item["answer"] in item["completion"] else 0.0
+
+
+def test_reward_has_the_documented_keys(fake_judge, tmp_path):
+    with _system(fake_judge.url, tmp_path) as rs:
+        result = rs.reward("What is 2+2?", "The answer is 4.", "4", "NUMBER")
+    assert result["source"] == "judge" and result["reward"] == 1.0
+    assert {"reward", "source", "explanation", "latency_ms", "request_id", "detailed_scores"} <= set(result)
+
+
+def test_batch_is_in_order_batched_and_then_cached(fake_judge, tmp_path):
+    items = _items(40)
+    with _system(fake_judge.url, tmp_path, max_batch_size=16, batch_timeout=0.05) as rs:
+        first = rs.reward_batch(items)
+        second = rs.reward_batch(items)
+        metrics = rs.get_metrics()
+    assert [r["reward"] for r in first] == [_expected(i) for i in items]
+    assert {r["source"] for r in first} == {"judge"} and {r["source"] for r in second} == {"cache"}
+    assert fake_judge.counts["/v1/chat/completions/batch"] <= 4
+    assert metrics["batched_fraction"] > 0.9 and metrics["cache_hit_rate"] == 0.5
+
+
+def test_a_new_instance_on_the_same_cache_dir_hits_the_cache(fake_judge, tmp_path):
+    items = _items(5)
+    with _system(fake_judge.url, tmp_path) as rs:
+        rs.reward_batch(items)
+    with _system(fake_judge.url, tmp_path) as rs:
+        assert {r["source"] for r in rs.reward_batch(items)} == {"cache"}
+
+
+def test_fallbacks_are_never_cached(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    with _system(fake_judge.url, tmp_path, max_retries=0) as rs:
+        assert rs.reward("q", "The answer is 3", "3")["source"] == "rule_fallback"
+        fake_judge.set_plan(FaultPlan())
+        assert rs.reward("q", "The answer is 3", "3")["source"] == "judge"
+
+
+def test_500s_are_retried_then_fall_back_to_rules(fake_judge, tmp_path, caplog):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    with caplog.at_level(logging.WARNING, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
+        result = rs.reward("What is 12-5?", "12 - 5 = 7, so the answer is 7.", "7", "NUMBER")
+        metrics = rs.get_metrics()
+    assert result["source"] == "rule_fallback" and result["reason"] == "Judge unavailable"
+    assert result["reward"] == 1.0  # the rule reward graded it
+    assert fake_judge.counts["error"] == 2  # one try + one retry
+    assert metrics["fallback_rate"] == 1.0 and metrics["error_rate"] == 1.0
+    assert "rule fallback #1" in caplog.text
+
+
+def test_fallback_off_returns_none_and_the_error(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    with _system(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0) as rs:
+        result = rs.reward("q", "The answer is 3", "3")
+    assert result["reward"] is None and result["source"] == "error" and "500" in result["error"]
+
+
+def test_hang_returns_within_timeout(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(hang_rate=1.0))
+    with _system(fake_judge.url, tmp_path, timeout=1.0, max_retries=0) as rs:
+        started = time.monotonic()
+        results = rs.reward_batch(_items(8))
+        elapsed = time.monotonic() - started
+    assert elapsed < 1.0 + 0.5
+    assert {r["source"] for r in results} == {"rule_fallback"}
+    assert {r["reason"] for r in results} == {"Timeout waiting for results"}
+
+
+def test_garbage_output_falls_back_and_is_counted(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(garbage_rate=1.0))
+    with _system(fake_judge.url, tmp_path) as rs:
+        result = rs.reward("q", "The answer is 3", "3")
+        metrics = rs.get_metrics()
+    assert result["source"] == "rule_fallback" and result["reason"] == "Invalid judge output"
+    assert metrics["errors"] == {"JudgeParseError": 1}
+    assert metrics["circuit_breaker"]["state"] == "closed"  # the server answered: it is up
+
+
+def test_breaker_opens_probes_once_and_closes_when_the_server_is_back(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    config = {
+        "circuit_breaker_threshold": 3,
+        "circuit_breaker_timeout": 0.5,
+        "max_retries": 0,
+        "max_batch_size": 1,
+    }
+    with _system(fake_judge.url, tmp_path, **config) as rs:
+        for i in range(3):
+            rs.reward("q", f"The answer is {i}", "1")
+        assert rs.get_metrics()["circuit_breaker"]["state"] == "open"
+        calls = fake_judge.counts["error"]
+        fast = rs.reward("q", "The answer is 9", "9")
+        assert fast["reason"] == "Circuit breaker open" and fake_judge.counts["error"] == calls
+        time.sleep(0.6)
+        fake_judge.set_plan(FaultPlan())
+        results = rs.reward_batch(_items(10, "after"))  # concurrent: one probe, the rest fail fast
+        assert sum(r["source"] == "judge" for r in results) == 1
+        assert fake_judge.counts["ok"] == 1
+        assert rs.get_metrics()["circuit_breaker"]["state"] == "closed"
+        assert rs.reward("q", "The answer is 5", "5")["source"] == "judge"
+
+
+def test_queue_full_falls_back_with_the_reason(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(latency_s=0.3))
+    config = {"max_queue_size": 2, "max_concurrent_requests": 1, "max_batch_size": 1}
+    with _system(fake_judge.url, tmp_path, **config) as rs:
+        results = rs.reward_batch(_items(12))
+    reasons = {r["reason"] for r in results if r["source"] == "rule_fallback"}
+    assert reasons == {"Request queue full"}
+    assert len(results) == 12 and sum(r["source"] == "judge" for r in results) >= 2
+
+
+def test_server_killed_mid_run_nothing_lost(tmp_path):
+    server = FakeJudgeServer().start()
+    port = server.port
+    items = _items(300, "kill")
+    results = []
+    with _system(server.url, tmp_path, timeout=2.0, max_retries=1, circuit_breaker_timeout=0.2) as rs:
+
+        def run():
+            for chunk in range(0, 300, 30):
+                results.extend(rs.reward_batch(items[chunk : chunk + 30]))
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        time.sleep(0.05)
+        server.stop()
+        time.sleep(0.5)
+        server = FakeJudgeServer(port=port).start()
+        worker.join(60)
+        after = rs.reward_batch(_items(5, "after"))
+    server.stop()
+    assert not worker.is_alive()
+    assert len(results) == 300
+    assert len({r["request_id"] for r in results}) == 300
+    assert all(r["reward"] is not None for r in results)
+    assert {r["source"] for r in after} == {"judge"}
+
+
+def test_identical_in_flight_requests_share_one_call(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(latency_s=0.2))
+    with _system(fake_judge.url, tmp_path) as rs:
+        results = rs.reward_batch([_items(1)[0]] * 10)
+        metrics = rs.get_metrics()
+    assert {r["source"] for r in results} == {"judge"}
+    assert metrics["single_flight_joins"] == 9 and metrics["judged_items"] == 1
+
+
+def test_16_threads_x_100_calls_no_deadlock(fake_judge, tmp_path):
+    items = _items(100, "threads")
+    with _system(fake_judge.url, tmp_path) as rs, ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(lambda: [rs.reward(**item)["reward"] for item in items]) for _ in range(16)]
+        outputs = [f.result(timeout=120) for f in futures]
+        metrics = rs.get_metrics()
+    expected = [_expected(i) for i in items]
+    assert all(out == expected for out in outputs)
+    assert metrics["total_requests"] == 1600
+
+
+async def test_areward_from_a_foreign_event_loop(fake_judge, tmp_path):
+    with _system(fake_judge.url, tmp_path) as rs:
+        one = await rs.areward("q", "The answer is 2", "2")
+        many = await rs.areward_batch(_items(5))
+        sync_inside_loop = await asyncio.to_thread(rs.reward, "q", "The answer is 3", "3")
+    assert one["reward"] == 1.0 and len(many) == 5 and sync_inside_loop["source"] == "judge"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "source"),
+    [
+        ({"completion": ""}, "rule"),
+        ({"completion": None}, "rule"),
+        ({"completion": {"not": "text"}}, "rule"),
+        ({"completion": 4}, "judge"),
+        ({"answer_type": "NOT_A_TYPE"}, "judge"),
+        ({"completion": "x" * 1_000_000 + " so 4"}, "judge"),
+    ],
+)
+def test_bad_input_gets_a_defined_reward(fake_judge, tmp_path, kwargs, source):
+    call = {"prompt": "What is 2+2?", "completion": "4", "answer": "4", "answer_type": "NUMBER", **kwargs}
+    with _system(fake_judge.url, tmp_path) as rs:
+        result = rs.reward(**call)
+    assert result["source"] == source and 0.0 <= result["reward"] <= 1.0
+
+
+def test_invalid_batch_items_get_a_defined_reward(fake_judge, tmp_path):
+    with _system(fake_judge.url, tmp_path) as rs:
+        results = rs.reward_batch([("q", "The answer is 1", "1"), 42, {"prompt": "q", "completion": [1]}])
+    assert results[0]["source"] == "judge"
+    assert results[1]["reason"] == results[2]["reason"] == "invalid_input"
+
+
+def test_closed_system_refuses_clearly_and_leaks_no_thread(fake_judge, tmp_path):
+    before = threading.active_count()
+    rs = _system(fake_judge.url, tmp_path)
+    rs.reward("q", "The answer is 1", "1")
+    rs.close()
+    rs.close()
+    assert threading.active_count() <= before
+    with pytest.raises(Exception, match="closed"):
+        rs.reward("q", "The answer is 2", "2")
+
+
+def test_custom_request_judge_override(fake_judge, tmp_path):
+    class Halving(JudgeRewardSystem):
+        async def _request_judge(self, request: JudgeRequest) -> Verdict:
+            verdict = await super()._request_judge(request)
+            return Verdict(score=verdict.score / 2, explanation="halved")
+
+    class SyncNumber(JudgeRewardSystem):
+        def _request_judge(self, request):
+            return 0.25
+
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "use_cache": False}
+    with Halving(config) as rs:
+        assert rs.reward("q", "The answer is 1", "1")["reward"] == 0.5
+    with SyncNumber(config) as rs:
+        assert rs.reward("q", "The answer is 1", "1")["reward"] == 0.25
+
+
+def test_create_judge_reward_compute_reward(fake_judge, tmp_path):
+    judge = create_judge_reward({"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c")})
+    try:
+        result = judge.compute_reward("q", "The answer is 1", "1")
+    finally:
+        judge.close()
+    assert isinstance(result, RewardResult) and result.score == 1.0 and result.source == "judge"
+
+
+def test_multi_judge_tolerates_a_failed_judge(tmp_path):
+    with FakeJudgeServer() as good, FakeJudgeServer(FaultPlan(error_rate=1.0)) as bad:
+        config = {"judge_urls": [good.url, bad.url], "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+        judge = create_judge_reward(config)
+        try:
+            assert isinstance(judge, MultiJudge)
+            result = judge.reward("q", "The answer is 1", "1")
+        finally:
+            judge.close()
+    assert result["source"] == "judge" and result["reward"] == 1.0
+    assert result["judge_scores"] == {good.url: 1.0, bad.url: None}
+
+
+@pytest.mark.parametrize(
+    ("how", "scores", "expected"),
+    [("mean", [1.0, 0.0, 0.5], 0.5), ("median", [1.0, 0.0, 0.25], 0.25), ("vote", [1.0, 0.75, 0.0], 1.0),
+     ("vote", [1.0, 0.0, 0.0], 0.0)],
+)  # fmt: skip
+def test_aggregate_scores(how, scores, expected):
+    assert aggregate_scores(scores, how) == expected
