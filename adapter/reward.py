@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from adapter.batching import MicroBatcher, Outcome
-from adapter.breaker import CircuitBreaker
+from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.cache import VerdictCache, cache_key
 from adapter.config import RewardConfig
 from adapter.loop import LoopThread
@@ -101,6 +101,8 @@ class BaseJudgeReward:
         self._pending: dict[str, asyncio.Future[Outcome]] = {}
         self._start_lock: asyncio.Lock | None = None
         self._warned: dict[str, int] = {}
+        # The breaker counts judge calls: batches on the default path, items for a custom judge.
+        self._custom_judge = type(self)._request_judge is not BaseJudgeReward._request_judge
 
     # -- public sync API -------------------------------------------------------------
 
@@ -220,9 +222,26 @@ class BaseJudgeReward:
             )
 
     async def _send_batch(self, requests: list[JudgeRequest]) -> list[Outcome]:
+        """One judge call for a batch; the breaker learns from the call, not from each item."""
         assert self._client is not None
         self.metrics.record_batch(len(requests))
-        return await self._client.judge_many(requests)
+        try:
+            outcomes = await self._client.judge_many(requests)
+        except JudgeError as err:
+            if not self._custom_judge:
+                self._record_call(err)
+            raise
+        if not self._custom_judge:
+            down = all(isinstance(o, JudgeUnavailableError) for o in outcomes)
+            self._record_call(outcomes[0] if down else None)
+        return outcomes
+
+    def _record_call(self, error: JudgeError | None) -> None:
+        """Tell the breaker how one judge call went (a bad reply or a 4xx: the server is up)."""
+        if isinstance(error, JudgeUnavailableError):
+            self._breaker.record_failure()
+        else:
+            self._breaker.record_success()
 
     async def _aclose(self) -> None:
         if self._batcher is not None:
@@ -354,15 +373,16 @@ class BaseJudgeReward:
             logger.exception("_request_judge raised unexpectedly")
             outcome = JudgeUnavailableError(f"judge call failed: {type(err).__name__}: {err}")
         else:
-            self._breaker.record_success()
+            if self._custom_judge:
+                self._record_call(None)
             return verdict
         self.metrics.record_error(type(outcome).__name__)
         if isinstance(outcome, QueueFullError):
-            self._breaker.record_neutral()
-        elif isinstance(outcome, JudgeUnavailableError):
-            self._breaker.record_failure()
-        else:  # the server answered (bad output or a 4xx): it is up
-            self._breaker.record_success()
+            self._breaker.record_neutral()  # never reached the server; frees a half-open probe
+        elif self._custom_judge:
+            self._record_call(outcome)
+        elif isinstance(outcome, JudgeTimeoutError) and self._breaker.state is BreakerState.HALF_OPEN:
+            self._breaker.record_failure()  # the probe timed out; its call may never have been sent
         return outcome
 
     async def _fallback(self, request: JudgeRequest, started: float, err: JudgeError) -> RewardResult:

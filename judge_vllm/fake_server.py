@@ -215,6 +215,10 @@ class FakeJudgeServer:
         self._server.close()
         for writer in list(self._writers):
             writer.transport.abort()
+        handlers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
         await self._server.wait_closed()
 
     def stop(self) -> None:

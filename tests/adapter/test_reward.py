@@ -288,3 +288,13 @@ def test_multi_judge_tolerates_a_failed_judge(tmp_path):
 )  # fmt: skip
 def test_aggregate_scores(how, scores, expected):
     assert aggregate_scores(scores, how) == expected
+
+
+def test_one_failed_batch_is_one_breaker_failure(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(script=["error"]))
+    config = {"circuit_breaker_threshold": 2, "max_retries": 0, "max_batch_size": 64, "batch_timeout": 0.05}
+    with _system(fake_judge.url, tmp_path, **config) as rs:
+        results = rs.reward_batch(_items(32))
+        state = rs.get_metrics()["circuit_breaker"]
+    assert {r["reason"] for r in results} == {"Judge unavailable"}
+    assert state == {"state": "closed", "failures": 1}
