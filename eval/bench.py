@@ -1,0 +1,344 @@
+"""``judge-bench``: how fast judge-vllm scores, measured side by side in one run.
+
+(a) adapter -> vLLM CPU server vs a naive HF ``generate`` server (one request at a time),
+    verdict and fast mode, same model, prompts and max tokens;
+(b) adapter + HTTP vs vLLM's offline engine (``LLM.chat``, one call: the engine's ceiling);
+(c) client overhead against a zero-work loopback server (separate process);
+(d) vLLM prefix-cache hit rate during (a);
+(e) adapter RSS growth over many requests.
+Results go to ``docs/BENCHMARKS.md``. This machine is noisy: compare ratios, not seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from adapter import JudgeRewardSystem
+from eval.soak import _rss_mb
+from judge_prompts import render_prompt
+from judge_vllm import launcher
+from judge_vllm.client import JudgeClientConfig, _max_tokens
+from judge_vllm.contract import SCALE_LABELS, verdict_schema
+from judge_vllm.model_prep import prepare_model
+
+__all__ = ["main", "mixed_items"]
+
+TEMPLATES = [
+    ("NUMBER", "What is {a} + {b}?", "Adding gives {a} + {b} = {s}, so the answer is \\boxed{{{s}}}.", "{s}"),
+    ("MATH_EXPRESSIONS", "Expand {a}(x + {b}).", "Distributing: \\boxed{{{a}x + {p}}}.", "{a}x + {p}"),
+    ("MULTIPLE_CHOICE", "Which equals {s}? (A) {a} (B) {s} (C) {b}", "Option (B) is {s}. Answer: B", "B"),
+    ("TEXT", "Spell the number {a} in digits.", "It is written as {a}.", "{a}"),
+]
+NONCE = "5eed5eed"
+
+
+def mixed_items(n: int, offset: int = 0) -> list[dict[str, str]]:
+    """``n`` deterministic items cycling through the four answer types."""
+    items = []
+    for i in range(offset, offset + n):
+        answer_type, prompt, completion, answer = TEMPLATES[i % len(TEMPLATES)]
+        values = {"a": i + 2, "b": i + 3, "s": 2 * i + 5, "p": (i + 2) * (i + 3)}
+        items.append(
+            {
+                "prompt": prompt.format(**values),
+                "completion": completion.format(**values),
+                "answer": answer.format(**values),
+                "answer_type": answer_type,
+            }
+        )
+    return items
+
+
+def _messages(item: dict[str, str], mode: str) -> list[dict[str, str]]:
+    return render_prompt(
+        item["prompt"], item["completion"], item["answer"], item["answer_type"], mode=mode, nonce=NONCE
+    ).messages()
+
+
+def _repeat(fn: Callable[[], float], repeats: int) -> list[float]:
+    return [fn() for _ in range(repeats)]
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} (min {min(values):.2f}, max {max(values):.2f}, n={len(values)})"
+
+
+# -- (a) and (d): adapter to vLLM, and the naive baseline ----------------------------------------
+
+
+def adapter_rate(url: str, items: list[dict[str, str]], mode: str) -> float:
+    """Judgments/s through ``reward_batch`` with the cache off (every item hits the judge)."""
+    config = {"judge_url": url, "mode": mode, "use_cache": False, "timeout": 900, "fallback_to_rule": False,
+              "max_batch_size": 64, "prechecks": False}  # fmt: skip
+    with JudgeRewardSystem(config) as rs:
+        rs.reward_batch(items[:2])  # connect and discover the model
+        started = time.perf_counter()
+        results = rs.reward_batch(items)
+        elapsed = time.perf_counter() - started
+    failed = [r["error"] for r in results if r["source"] != "judge"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} judge calls failed: {failed[:3]}")
+    return len(items) / elapsed
+
+
+def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: str) -> tuple[float, float]:
+    """The seed's naive judge server: HF ``generate``, one request at a time. (judgments/s, tokens/item)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    max_new = _max_tokens(JudgeClientConfig(mode=mode))  # type: ignore[arg-type]
+    generated = 0
+    started = time.perf_counter()
+    with torch.inference_mode():
+        for item in items:
+            ids = tokenizer.apply_chat_template(
+                _messages(item, mode), add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+            out = model.generate(
+                **ids, max_new_tokens=max_new, do_sample=False, pad_token_id=tokenizer.eos_token_id
+            )
+            generated += out.shape[1] - ids["input_ids"].shape[1]
+    return len(items) / (time.perf_counter() - started), generated / len(items)
+
+
+def prefix_cache_counters(url: str) -> tuple[float, float]:
+    """vLLM's (prefix_cache_hits_total, prefix_cache_queries_total) from /metrics."""
+    text = httpx.get(url + "/metrics", timeout=10).text
+
+    def value(name: str) -> float:
+        return sum(float(m) for m in re.findall(rf"^vllm:{name}\{{[^}}]*\}} ([0-9.e+]+)$", text, re.M))
+
+    return value("prefix_cache_hits_total"), value("prefix_cache_queries_total")
+
+
+# -- (b): vLLM's offline engine -------------------------------------------------------------------
+
+
+def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: int) -> dict[str, list[float]]:
+    """Judgments/s of ``vllm.LLM.chat`` on the same prompts and constraints, per mode."""
+    from vllm import LLM, SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    llm = LLM(model=model_dir, max_model_len=4096, enable_prefix_caching=True,
+              structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True})  # fmt: skip
+    rates: dict[str, list[float]] = {}
+    for mode in ("verdict", "fast"):
+        constraint = (
+            StructuredOutputsParams(choice=list(SCALE_LABELS))
+            if mode == "fast"
+            else StructuredOutputsParams(json=verdict_schema(False, 120))
+        )
+        params = SamplingParams(
+            temperature=0.0,
+            max_tokens=_max_tokens(JudgeClientConfig(mode=mode)),
+            structured_outputs=constraint,  # type: ignore[arg-type]
+        )
+        conversations = [_messages(item, mode) for item in items]
+        llm.chat(conversations[:2], params, use_tqdm=False)
+
+        def run(conversations: list[Any] = conversations, params: Any = params) -> float:
+            started = time.perf_counter()
+            llm.chat(conversations, params, use_tqdm=False)
+            return len(conversations) / (time.perf_counter() - started)
+
+        rates[mode] = _repeat(run, repeats)
+    return rates
+
+
+# -- (c) and (e): client overhead against a zero-work server ---------------------------------------
+
+
+def overhead(n: int, memory_requests: int) -> dict[str, float]:
+    """Adapter throughput and added latency against a loopback fake in another process."""
+    port = 18899
+    server = subprocess.Popen([sys.executable, "-m", "judge_vllm.fake_server", "--port", str(port)],
+                              stdout=subprocess.DEVNULL)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        launcher.wait_healthy(url, 30)
+        config = {"judge_url": url, "cache_dir": tempfile.mkdtemp(prefix="bench-"), "max_batch_size": 64,
+                  "batch_timeout": 0.002}  # fmt: skip
+        items = [
+            {"prompt": f"q{i}", "completion": f"The answer is {i}.", "answer": str(i % 7)} for i in range(n)
+        ]
+        with JudgeRewardSystem(config) as rs:
+            rs.reward_batch(items[:100])
+            started = time.perf_counter()
+            rs.reward_batch(items[100:])
+            miss_rate = (n - 100) / (time.perf_counter() - started)
+            started = time.perf_counter()
+            rs.reward_batch(items[100:])
+            hit_batch_rate = (n - 100) / (time.perf_counter() - started)
+            hit_lat = _latencies(lambda i: rs.reward(**items[100 + i % (n - 100)]), 2000)
+        with JudgeRewardSystem({**config, "use_cache": False, "batch_timeout": 0.0}) as rs:
+            adapter_lat = _latencies(lambda i: rs.reward(**items[i % n]), 1000)
+        with httpx.Client(base_url=url) as raw:
+            body = {"model": "fake-judge", "messages": [{"role": "user", "content": "x"}]}
+            raw_lat = _latencies(lambda i: raw.post("/v1/chat/completions", json=body), 1000)
+        with JudgeRewardSystem({**config, "use_cache": False}) as rs:
+            rs.reward_batch(items[:1000])
+            before = _rss_mb()
+            for start in range(0, memory_requests, 5000):
+                rs.reward_batch([{**items[0], "prompt": f"m{start + j}"} for j in range(5000)])
+            rss_growth = _rss_mb() - before
+    finally:
+        server.terminate()
+        server.wait()
+    return {
+        "miss_rate": miss_rate,
+        "hit_batch_rate": hit_batch_rate,
+        "hit_p50_us": statistics.median(hit_lat) * 1e6,
+        "hit_p99_us": _pct(hit_lat, 99) * 1e6,
+        "added_p50_ms": (statistics.median(adapter_lat) - statistics.median(raw_lat)) * 1e3,
+        "added_p99_ms": (_pct(adapter_lat, 99) - _pct(raw_lat, 99)) * 1e3,
+        "raw_p50_ms": statistics.median(raw_lat) * 1e3,
+        "rss_growth_mb": rss_growth,
+        "memory_requests": memory_requests,
+    }
+
+
+def _latencies(call: Callable[[int], Any], n: int) -> list[float]:
+    out = []
+    for i in range(n):
+        started = time.perf_counter()
+        call(i)
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> str:
+    """Run every comparison and return the markdown report."""
+    items = mixed_items(args.items)
+    model_dir = prepare_model("smollm2")
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Command: `{' '.join(['judge-bench', *sys.argv[1:]])}`  ",
+        f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_version()}, no GPU; "
+        "judge SmolLM2-135M-Instruct (fp32) on vLLM CPU  ",
+        f"Items: {len(items)} mixed (NUMBER, MATH_EXPRESSIONS, MULTIPLE_CHOICE, TEXT); repeats: {args.repeats}",
+        "",
+        "Absolute times on this shared 2-core machine are noisy: read the ratios, measured side by side.",
+        "",
+    ]
+    own_server = None
+    url = args.url
+    if url is None:
+        options = launcher.ServeOptions(model=model_dir, served_model_name="smollm2", port=18888)
+        own_server = launcher.start(options, log_file=Path(tempfile.mkdtemp()) / "vllm.log")
+        url = "http://127.0.0.1:18888"
+        launcher.wait_healthy(url, 900, own_server)
+    try:
+        hits0, queries0 = prefix_cache_counters(url)
+        adapter = {mode: _repeat(lambda mode=mode: adapter_rate(url, items, mode), args.repeats)
+                   for mode in ("verdict", "fast")}  # fmt: skip
+        hits1, queries1 = prefix_cache_counters(url)
+    finally:
+        if own_server is not None:
+            launcher.stop(own_server.pid)
+    naive = {mode: naive_hf_rate(model_dir, items[: args.naive_items], mode) for mode in ("verdict", "fast")}
+    lines += [
+        "## (a) Adapter -> vLLM CPU server vs naive HF `generate` server",
+        "",
+        "| mode | adapter judgments/s | naive judgments/s (tokens/item) | speed-up | target |",
+        "|---|---|---|---|---|",
+    ]
+    for mode, target in (("verdict", 3), ("fast", 15)):
+        rate, tokens = naive[mode]
+        ratio = statistics.median(adapter[mode]) / rate
+        lines.append(
+            f"| {mode} | {_spread(adapter[mode])} | {rate:.2f} ({tokens:.0f}) | **{ratio:.1f}x** | >= {target}x |"
+        )
+    lines += [
+        "",
+        f"Naive baseline: {args.naive_items} of the items, one at a time, greedy, same prompts and max tokens,"
+        " torch threads = all cores; model load not timed.",
+        "",
+        "## (d) vLLM prefix-cache hit rate during (a)",
+        "",
+        f"{(hits1 - hits0) / max(queries1 - queries0, 1):.1%} of prompt tokens "
+        f"({hits1 - hits0:.0f} / {queries1 - queries0:.0f}; target >= 50%)",
+        "",
+    ]
+    if not args.skip_offline:
+        offline = offline_engine_rates(model_dir, items, args.repeats)
+        lines += [
+            "## (b) Adapter + HTTP vs vLLM offline engine (`LLM.chat`, one call)",
+            "",
+            "| mode | adapter judgments/s | offline engine judgments/s | ratio | target |",
+            "|---|---|---|---|---|",
+        ]
+        for mode in ("verdict", "fast"):
+            ratio = statistics.median(adapter[mode]) / statistics.median(offline[mode])
+            lines.append(
+                f"| {mode} | {_spread(adapter[mode])} | {_spread(offline[mode])} | **{ratio:.2f}x** | >= 0.8x |"
+            )
+        lines.append("")
+    o = overhead(args.overhead_items, args.memory_requests)
+    lines += [
+        "## (c) Client overhead against a zero-work loopback server (separate process)",
+        "",
+        "| measure | value | target |",
+        "|---|---|---|",
+        f"| `reward_batch` judgments/s, cache miss (judge path) | {o['miss_rate']:.0f} | >= 2,000 |",
+        f"| `reward_batch` judgments/s, cache hit | {o['hit_batch_rate']:.0f} | |",
+        f"| sync `.reward()` cache hit p50 / p99 | {o['hit_p50_us']:.0f} / {o['hit_p99_us']:.0f} µs | p50 < 200 µs |",
+        f"| latency added by the adapter to one sync call, p50 / p99 | {o['added_p50_ms']:.2f} / {o['added_p99_ms']:.2f} ms"
+        f" (raw HTTP p50 {o['raw_p50_ms']:.2f} ms) | |",
+        "",
+        "## (e) Memory",
+        "",
+        f"Adapter RSS growth after {o['memory_requests']:,} requests against the loopback server: "
+        f"{o['rss_growth_mb']:.1f} MB (target < 100 MB)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``judge-bench``."""
+    parser = argparse.ArgumentParser(prog="judge-bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="reuse a running judge server (default: start one)")
+    parser.add_argument("--items", type=int, default=64)
+    parser.add_argument("--naive-items", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--overhead-items", type=int, default=10_000)
+    parser.add_argument("--memory-requests", type=int, default=100_000)
+    parser.add_argument("--skip-offline", action="store_true", help="skip (b), which starts a second engine")
+    parser.add_argument("--out", type=Path, default=Path("docs/BENCHMARKS.md"))
+    args = parser.parse_args(argv)
+    report = run(args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
