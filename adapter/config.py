@@ -65,6 +65,10 @@ class RewardConfig(BaseModel):
     circuit_breaker_threshold: int = Field(default=5, ge=1, le=10_000)
     circuit_breaker_timeout: float = Field(default=30.0, gt=0.0, le=86_400.0)
     prechecks: bool = True
+    canary_interval: float | None = Field(
+        default=None, gt=0.0, description="seconds between canary probe rounds; None = off"
+    )
+    canary_alert_rate: float = Field(default=0.25, ge=0.0, le=1.0)
     rules: RuleSettings = Field(default_factory=RuleSettings)
 
     @field_validator("api_key", "model", mode="before")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import logging
 import time
@@ -25,6 +26,7 @@ from pydantic import ValidationError
 from adapter.batching import MicroBatcher, Outcome
 from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.cache import VerdictCache, cache_key
+from adapter.canary import CanaryStats
 from adapter.config import RewardConfig
 from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
@@ -101,6 +103,8 @@ class BaseJudgeReward:
         self._pending: dict[str, asyncio.Future[Outcome]] = {}
         self._start_lock: asyncio.Lock | None = None
         self._warned: dict[str, int] = {}
+        self.canary = CanaryStats(self.config.canary_alert_rate)
+        self._canary_task: asyncio.Task[None] | None = None
         # The breaker counts judge calls: batches on the default path, items for a custom judge.
         self._custom_judge = type(self)._request_judge is not BaseJudgeReward._request_judge
 
@@ -137,10 +141,15 @@ class BaseJudgeReward:
         results = self._loop.run(self._score_items(list(items), time.perf_counter()))
         return [r.to_dict() for r in results]
 
+    def probe_canaries(self) -> float | None:
+        """Run one round of canary probes now; return the judge's false-positive rate."""
+        return self._loop.run(self._probe_canaries())
+
     def get_metrics(self) -> dict[str, Any]:
         """Counters, rates, latency percentiles, queue and breaker state."""
         snapshot = self.metrics.snapshot()
         snapshot.update(
+            canary=self.canary.snapshot(),
             current_queue_size=self._batcher.queue_size if self._batcher else 0,
             inflight=self._batcher.inflight if self._batcher else 0,
             circuit_breaker=self._breaker.snapshot(),
@@ -220,6 +229,24 @@ class BaseJudgeReward:
                 self.config.max_concurrent_requests,
                 self.config.max_queue_size,
             )
+            if self.config.canary_interval is not None:
+                self._canary_task = asyncio.get_running_loop().create_task(self._canary_loop())
+
+    async def _probe_canaries(self) -> float | None:
+        await self._ensure_started()
+
+        async def judge(request: JudgeRequest) -> Verdict:
+            result = self._request_judge(request)
+            return _as_verdict(await result if inspect.isawaitable(result) else result)
+
+        return await self.canary.probe(judge)
+
+    async def _canary_loop(self) -> None:
+        assert self.config.canary_interval is not None
+        while True:
+            await asyncio.sleep(self.config.canary_interval)
+            if self._breaker.state is BreakerState.CLOSED:
+                await self._probe_canaries()
 
     async def _send_batch(self, requests: list[JudgeRequest]) -> list[Outcome]:
         """One judge call for a batch; the breaker learns from the call, not from each item."""
@@ -244,6 +271,10 @@ class BaseJudgeReward:
             self._breaker.record_success()
 
     async def _aclose(self) -> None:
+        if self._canary_task is not None:
+            self._canary_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._canary_task
         if self._batcher is not None:
             await self._batcher.aclose()
         if self._client is not None:

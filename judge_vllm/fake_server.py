@@ -83,8 +83,15 @@ def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], ac
 class FakeJudgeServer:
     """An HTTP/1.1 server on 127.0.0.1, run in a background thread (``with`` starts and stops it)."""
 
-    def __init__(self, plan: FaultPlan | None = None, port: int = 0, model: str = "fake-judge") -> None:
+    def __init__(
+        self,
+        plan: FaultPlan | None = None,
+        port: int = 0,
+        model: str = "fake-judge",
+        api_key: str | None = None,
+    ) -> None:
         self.plan = plan or FaultPlan()
+        self.api_key = api_key
         self.port = port
         self.model = model
         self.counts: Counter[str] = Counter()
@@ -134,7 +141,10 @@ class FakeJudgeServer:
                 headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)}
                 length = int(headers.get("content-length", 0))
                 body = json.loads(await reader.readexactly(length)) if length else {}
-                status, payload = await self._route(method, path, body)
+                if self.api_key and headers.get("authorization") != f"Bearer {self.api_key}":
+                    status, payload = 401, {"error": {"message": "invalid api key"}}
+                else:
+                    status, payload = await self._route(method, path, body)
                 if status == 0:  # drop the connection
                     return
                 data = json.dumps(payload).encode()

@@ -298,3 +298,27 @@ def test_one_failed_batch_is_one_breaker_failure(fake_judge, tmp_path):
         state = rs.get_metrics()["circuit_breaker"]
     assert {r["reason"] for r in results} == {"Judge unavailable"}
     assert state == {"state": "closed", "failures": 1}
+
+
+def test_canary_probes_measure_the_judges_false_positive_rate(fake_judge, tmp_path):
+    # The fake judge rewards a response containing the reference "42"; no canary contains it.
+    with _system(fake_judge.url, tmp_path) as rs:
+        assert rs.probe_canaries() == 0.0
+        canary = rs.get_metrics()["canary"]
+    assert canary["rounds"] == 1 and canary["probes"] == 8 and canary["false_positive_rate"] == 0.0
+
+
+def test_canary_alerts_when_the_judge_is_fooled(fake_judge, tmp_path, caplog):
+    class Gullible(JudgeRewardSystem):
+        def _request_judge(self, request):
+            return 1.0
+
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "canary_interval": 0.05}
+    with caplog.at_level(logging.WARNING, logger="JudgeReward"), Gullible(config) as rs:
+        rs.reward("q", "The answer is 1", "1")  # starts the loop and the periodic canary
+        deadline = time.monotonic() + 10
+        while rs.get_metrics()["canary"]["rounds"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        canary = rs.get_metrics()["canary"]
+    assert canary["false_positive_rate"] == 1.0
+    assert "canary: the judge rewarded 100%" in caplog.text
