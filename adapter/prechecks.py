@@ -49,12 +49,28 @@ _SPOOF = re.compile(
     r"|^\s*(?:#+\s*)?(?:system|assistant|grader|judge)\s*:",
     re.IGNORECASE | re.MULTILINE,
 )
+# Text addressed to the grader, or trying to close our response tags.
+_INJECTION = re.compile(
+    r"ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier|preceding) (?:instructions|rules|rubric)"
+    r"|\b(?:grader|evaluator|grading model)\b|\bas the (?:official )?judge\b"
+    r"|\b(?:highest|maximum|max|full|perfect|top) (?:score|marks|points|grade)\b"
+    r"|\bscore(?: of|:)? ?[45](?:/5)?\b|\"score\"\s*:|</?response\b",
+    re.IGNORECASE,
+)
+_DIGIT_OR_NUMBER_WORD = re.compile(
+    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
+    r"|hundred|thousand|million|billion|half|third|quarter)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(r"\b(?:or|either)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 _LETTER = re.compile(r"(?<![A-Za-z])\(?([A-J])\)?(?![A-Za-z])")
 _WORD = re.compile(r"\S+")
 _OPTION_SET = re.compile(r"[A-J ,()]+")
-SPRAY_MIN_CANDIDATES = 5
+SPRAY_MIN_CANDIDATES = {"number": 5, "letter": 3}
 SPRAY_MIN_SHARE = 0.6
+# A hedged list ("40, 41 or 42") needs one more letter candidate but a smaller share of the text.
+HEDGED_MIN_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -75,16 +91,19 @@ def _spray(completion: str, answer: str) -> bool:
     words = _WORD.findall(completion)
     if not words:
         return False
-    for pattern in (_NUMBER, _LETTER):
+    hedged = bool(_HEDGE.search(completion)) and "=" not in completion  # "=" means shown work
+    for kind, pattern in (("number", _NUMBER), ("letter", _LETTER)):
         candidates = set(pattern.findall(completion))
         reference = set(pattern.findall(answer))
-        if pattern is _LETTER and _OPTION_SET.fullmatch(answer.strip()):
+        if kind == "letter" and _OPTION_SET.fullmatch(answer.strip()):
             reference = set(re.findall(r"[A-J]", answer))  # multi-select such as "ABD"
         tokens = [w for w in words if pattern.fullmatch(w.strip(".,;:()[]{}"))]
-        if (
-            len(candidates) >= max(SPRAY_MIN_CANDIDATES if pattern is _NUMBER else 3, len(reference) + 2)
-            and len(tokens) / len(words) >= SPRAY_MIN_SHARE
-        ):
+        share = len(tokens) / len(words)
+        needed = max(SPRAY_MIN_CANDIDATES[kind], len(reference) + 2)
+        if len(candidates) >= needed and share >= SPRAY_MIN_SHARE:
+            return True
+        hedged_needed = needed + (1 if kind == "letter" else 0)
+        if hedged and len(candidates) >= hedged_needed and share >= HEDGED_MIN_SHARE:
             return True
     return False
 
@@ -100,6 +119,10 @@ def precheck(completion: str, answer: str, answer_type: str | None = None) -> Pr
         return PrecheckVerdict(0.0, "master_key", "completion is a known answer-free opener")
     if _SPOOF.search(completion):
         return PrecheckVerdict(0.0, "role_spoofing", "completion imitates a chat turn or control token")
+    if _INJECTION.search(completion):
+        return PrecheckVerdict(0.0, "injection", "completion addresses the grader or its instructions")
     if _spray(stripped, answer):
         return PrecheckVerdict(0.0, "answer_spray", "completion lists many candidate answers")
+    if (answer_type or "").upper() == "NUMBER" and not _DIGIT_OR_NUMBER_WORD.search(completion):
+        return PrecheckVerdict(0.0, "no_final_answer", "NUMBER answer expected, completion has no number")
     return None
