@@ -228,6 +228,43 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
 
 
+# -- (f): CPU server settings ---------------------------------------------------------------------
+
+TUNINGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "vLLM default (1 torch thread)": ({}, ()),
+    "OMP_NUM_THREADS=2": ({"OMP_NUM_THREADS": "2"}, ()),
+    "--enforce-eager": ({}, ("--enforce-eager",)),
+}
+
+
+def tuning_rates(model_dir: str, items: list[dict[str, str]]) -> list[tuple[str, float, dict[str, float]]]:
+    """(setting, start-up seconds, judgments/s per mode) for each CPU server setting."""
+    rows = []
+    for name, (env, extra) in TUNINGS.items():
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            options = launcher.ServeOptions(
+                model=model_dir, served_model_name="smollm2", port=18890, extra_args=extra
+            )
+            process = launcher.start(options, log_file=Path(tempfile.mkdtemp()) / "vllm.log")
+            try:
+                startup = launcher.wait_healthy("http://127.0.0.1:18890", 900, process)
+                rates = {
+                    mode: adapter_rate("http://127.0.0.1:18890", items, mode) for mode in ("verdict", "fast")
+                }
+            finally:
+                launcher.stop(process.pid)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        rows.append((name, startup, rates))
+    return rows
+
+
 # -- the run -----------------------------------------------------------------------------------
 
 
@@ -318,6 +355,16 @@ def run(args: argparse.Namespace) -> str:
         f"{o['rss_growth_mb']:.1f} MB (target < 100 MB)",
         "",
     ]
+    if args.tune:
+        lines += [
+            "## (f) CPU server settings (each a fresh server; start-up includes cached torch.compile)",
+            "",
+            "| setting | start-up s | verdict judgments/s | fast judgments/s |",
+            "|---|---|---|---|",
+        ]
+        for name, startup, rates in tuning_rates(model_dir, items):
+            lines.append(f"| {name} | {startup:.0f} | {rates['verdict']:.2f} | {rates['fast']:.2f} |")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -331,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overhead-items", type=int, default=10_000)
     parser.add_argument("--memory-requests", type=int, default=100_000)
     parser.add_argument("--skip-offline", action="store_true", help="skip (b), which starts a second engine")
+    parser.add_argument("--tune", action="store_true", help="also compare CPU server settings (f)")
     parser.add_argument("--out", type=Path, default=Path("docs/BENCHMARKS.md"))
     args = parser.parse_args(argv)
     report = run(args)

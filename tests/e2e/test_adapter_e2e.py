@@ -3,31 +3,9 @@
 import pytest
 
 from adapter import JudgeRewardSystem
+from eval.bench import mixed_items
 
 pytestmark = pytest.mark.e2e
-
-TEMPLATES = [
-    ("NUMBER", "What is {a} + {b}?", "Adding gives {a} + {b} = {s}, so the answer is \\boxed{{{s}}}.", "{s}"),
-    ("MATH_EXPRESSIONS", "Expand {a}(x + {b}).", "Distributing: \\boxed{{{a}x + {p}}}.", "{a}x + {p}"),
-    ("MULTIPLE_CHOICE", "Which equals {s}? (A) {a} (B) {s} (C) {b}", "Option (B) is {s}. Answer: B", "B"),
-    ("TEXT", "Spell the number {a} in digits.", "It is written as {a}.", "{a}"),
-]
-
-
-def _items(n: int) -> list[dict]:
-    items = []
-    for i in range(n):
-        answer_type, prompt, completion, answer = TEMPLATES[i % len(TEMPLATES)]
-        values = {"a": i + 2, "b": i + 3, "s": 2 * i + 5, "p": (i + 2) * (i + 3)}
-        items.append(
-            {
-                "prompt": prompt.format(**values),
-                "completion": completion.format(**values),
-                "answer": answer.format(**values),
-                "answer_type": answer_type,
-            }
-        )
-    return items
 
 
 def _config(url: str, tmp_path) -> dict:
@@ -42,7 +20,7 @@ def _config(url: str, tmp_path) -> dict:
 
 
 def test_64_mixed_items_judged_then_cached_then_shared(judge_url, tmp_path):
-    items = _items(64)
+    items = mixed_items(64)
     with JudgeRewardSystem(_config(judge_url, tmp_path)) as rs:
         first = rs.reward_batch(items)
         second = rs.reward_batch(items)
@@ -60,7 +38,7 @@ def test_64_mixed_items_judged_then_cached_then_shared(judge_url, tmp_path):
 def test_fast_mode_through_the_adapter(judge_url, tmp_path):
     config = {**_config(judge_url, tmp_path), "mode": "fast"}
     with JudgeRewardSystem(config) as rs:
-        results = rs.reward_batch(_items(16))
+        results = rs.reward_batch(mixed_items(16))
     assert [r["source"] for r in results] == ["judge"] * 16
     assert all(0.0 <= r["confidence"] <= 1.0 for r in results)
 

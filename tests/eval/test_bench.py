@@ -1,0 +1,23 @@
+"""The benchmark in a tiny configuration, against the real judge, so it cannot rot (no timing asserted)."""
+
+import pytest
+
+from eval.bench import main, mixed_items
+
+pytestmark = pytest.mark.e2e
+
+
+def test_benchmark_smoke(judge_url, tmp_path):
+    out = tmp_path / "BENCHMARKS.md"
+    args = ["--url", judge_url, "--items", "4", "--naive-items", "1", "--repeats", "1", "--overhead-items", "300",
+            "--memory-requests", "1000", "--skip-offline", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    report = out.read_text()
+    for section in ("## (a)", "## (c)", "## (d)", "## (e)"):
+        assert section in report
+    assert "| verdict |" in report and "| fast |" in report
+
+
+def test_mixed_items_cover_every_answer_type():
+    types = {item["answer_type"] for item in mixed_items(8)}
+    assert types == {"NUMBER", "MATH_EXPRESSIONS", "MULTIPLE_CHOICE", "TEXT"}
