@@ -98,6 +98,7 @@ class BaseJudgeReward:
         self._cache = (
             VerdictCache(self.config.cache_path, self.config.cache_size) if self.config.use_cache else None
         )
+        self._client_config = self.config.client_config()
         self._client: JudgeClient | None = None
         self._batcher: MicroBatcher | None = None
         self._pending: dict[str, asyncio.Future[Outcome]] = {}
@@ -124,7 +125,7 @@ class BaseJudgeReward:
         request = self._build_request(prompt, completion, answer, answer_type, metadata)
         if isinstance(request, RewardResult):
             return request
-        cache_consulted = self._key(request) is not None
+        cache_consulted = self._cache is not None and self._known_model() is not None
         quick = self._quick(request, started)
         if quick is not None:
             return quick
@@ -216,7 +217,7 @@ class BaseJudgeReward:
         async with self._start_lock:
             if self._batcher is not None:
                 return
-            self._client = JudgeClient(self.config.client_config())
+            self._client = JudgeClient(self._client_config)
             if self.config.model is None:
                 try:  # once, so cache keys are known from the first request
                     await asyncio.wait_for(self._client.model_name(), MODEL_DISCOVERY_TIMEOUT_S)
@@ -293,20 +294,27 @@ class BaseJudgeReward:
             return JudgeRequest(**fields, metadata=metadata)
         except ValidationError as err:
             problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
-            self.metrics.record("rule", 0.0, "invalid_input")
-            return RewardResult(
-                reward=0.0,
-                source="rule",
-                request_id=str(request_id or ""),
-                reason="invalid_input",
-                explanation=f"invalid input, reward 0: {problem}",
-            )
+            return self._invalid(str(request_id or ""), problem)
+
+    def _invalid(self, request_id: str, problem: str) -> RewardResult:
+        """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
+        self.metrics.record("rule", 0.0, "invalid_input")
+        return RewardResult(
+            reward=0.0,
+            source="rule",
+            request_id=request_id,
+            reason="invalid_input",
+            explanation=f"invalid input, reward 0: {problem}",
+        )
+
+    def _known_model(self) -> str | None:
+        return self._client.known_model if self._client else self.config.model
 
     def _key(self, request: JudgeRequest) -> str | None:
-        model = self._client.known_model if self._client else self.config.model
+        model = self._known_model()
         if self._cache is None or model is None:
             return None
-        return cache_key(request, model, self.config.client_config())
+        return cache_key(request, model, self._client_config)
 
     def _quick(self, request: JudgeRequest, started: float) -> RewardResult | None:
         """Pre-checks and cache lookups: cheap, so done in the caller's thread."""
@@ -340,14 +348,7 @@ class BaseJudgeReward:
             return self._build_request(*fields, data)
         if isinstance(item, Sequence) and not isinstance(item, str) and 3 <= len(item) <= 4:
             return self._build_request(*item, *([None] * (4 - len(item))), {})
-        self.metrics.record("rule", 0.0, "invalid_input")
-        return RewardResult(
-            reward=0.0,
-            source="rule",
-            request_id="",
-            reason="invalid_input",
-            explanation=f"invalid batch item of type {type(item).__name__}: expected a dict or a tuple",
-        )
+        return self._invalid("", f"batch item of type {type(item).__name__}: expected a dict or a tuple")
 
     async def _score(self, request: JudgeRequest, started: float, checked: bool = False) -> RewardResult:
         """Everything that happens to one request; never raises."""
