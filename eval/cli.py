@@ -1,0 +1,164 @@
+"""``judge-eval``: score labelled rows with the rule reward and the judge, and report how they differ.
+
+judge-eval --data FILE.jsonl --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
+           [--label-field label] [--strict]
+
+Writes DIR/scores.jsonl, DIR/report.md, DIR/report.html, DIR/reward_hist.png and
+DIR/agreement.png, and prints a summary table. Exit codes: 0 done, 2 bad input or config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
+from eval.dataset import LoadedRows, MalformedInputError, load_rows
+from eval.metrics import EvalSummary, summarize
+from eval.plots import AGREEMENT_PNG, REWARD_HIST_PNG, plot_agreement, plot_reward_hist
+from eval.report import RunInfo, build_report, fmt, to_html, to_markdown
+from eval.scoring import DEFAULT_CHUNK_SIZE, JudgeRun, ScoredRow, merge_scores, score_judge, score_rules
+from judge_vllm.errors import JudgeError
+
+__all__ = ["main", "write_outputs"]
+
+SCORES_JSONL = "scores.jsonl"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+SHOWN_PROBLEMS = 20
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="judge-eval",
+        description="Compare the rule reward and the judge on labelled JSONL rows.",
+    )
+    parser.add_argument("--data", type=Path, required=True, help="JSONL: prompt, completion, answer, ...")
+    parser.add_argument("--config", type=Path, help="reward YAML (default: built-in defaults)")
+    parser.add_argument("--out", type=Path, required=True, help="output directory")
+    parser.add_argument("--rule-only", action="store_true", help="score with the rule reward only")
+    parser.add_argument("--limit", type=int, help="score the first N valid rows")
+    parser.add_argument("--label-field", default="label", help="field holding the label (1/0 or a score)")
+    parser.add_argument("--strict", action="store_true", help="stop at the first malformed row")
+    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, help="rows per reward_batch")
+    parser.add_argument("--top", type=int, default=10, help="disagreements shown in the report")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return parser
+
+
+@contextmanager
+def _progress(console: Console, enabled: bool) -> Iterator[Progress]:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, disable=not enabled, transient=False) as progress:
+        yield progress
+
+
+def _score(
+    args: argparse.Namespace, config: RewardConfig, loaded: LoadedRows, err: Console
+) -> tuple[list[ScoredRow], JudgeRun | None]:
+    rows = loaded.rows
+    with _progress(err, not args.no_progress) as progress:
+        rule_task = progress.add_task("rule ", total=len(rows))
+        rule_scores = score_rules(
+            rows, RuleRewardSystem(config.rules), lambda n: progress.advance(rule_task, n)
+        )
+        judge_run = None
+        if not args.rule_only:
+            judge_task = progress.add_task("judge", total=len(rows))
+            with create_judge_reward(config) as judge:
+                judge_run = score_judge(
+                    rows, judge, args.chunk_size, lambda n: progress.advance(judge_task, n)
+                )
+    return merge_scores(rows, rule_scores, judge_run.results if judge_run else None), judge_run
+
+
+def write_outputs(out: Path, scored: Sequence[ScoredRow], summary: EvalSummary, run: RunInfo) -> None:
+    """Write scores.jsonl, the plots, report.md and report.html into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / SCORES_JSONL).open("w", encoding="utf-8") as handle:
+        for row in scored:
+            handle.write(row.model_dump_json() + "\n")
+    plot_reward_hist(scored, out / REWARD_HIST_PNG)
+    plot_agreement(summary, scored, out / AGREEMENT_PNG)
+    blocks = build_report(summary, run)
+    (out / REPORT_MD).write_text(to_markdown(blocks), encoding="utf-8")
+    (out / REPORT_HTML).write_text(to_html(blocks), encoding="utf-8")
+
+
+def _summary_table(summary: EvalSummary) -> Table:
+    table = Table(title="rule vs judge vs labels (binarised at 0.5)")
+    for column in ("pair", "n", "agreement", "kappa", "Pearson", "Spearman", "F1"):
+        table.add_column(column, justify="left" if column == "pair" else "right")
+    for name, pair in (("rule vs judge", summary.rule_vs_judge), ("rule vs label", summary.rule_vs_label),
+                       ("judge vs label", summary.judge_vs_label)):  # fmt: skip
+        if pair is not None:
+            table.add_row(name, str(pair.n), fmt(pair.agreement), fmt(pair.kappa), fmt(pair.pearson),
+                          fmt(pair.spearman), fmt(pair.f1))  # fmt: skip
+    return table
+
+
+def _print_summary(console: Console, summary: EvalSummary, run: RunInfo, out: Path) -> None:
+    console.print(_summary_table(summary))
+    if summary.sources:
+        console.print("judge sources: " + ", ".join(f"{s.source} {s.n}" for s in summary.sources))
+    if summary.latency is not None and run.judge_seconds:
+        console.print(
+            f"judge: {summary.rows / run.judge_seconds:.2f} rows/s over {run.judge_seconds:.1f} s; "
+            f"latency p50 {summary.latency.p50:.0f} ms, p95 {summary.latency.p95:.0f} ms, "
+            f"p99 {summary.latency.p99:.0f} ms"
+        )
+    if run.problems:
+        console.print(f"skipped {len(run.problems)} malformed row(s): see the report")
+    console.print(f"report: {out / REPORT_MD} and {out / REPORT_HTML}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``judge-eval`` command."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    out, err = Console(), Console(stderr=True)
+    try:
+        config = RewardConfig.from_any(args.config) if args.config else RewardConfig()
+        loaded = load_rows(args.data, args.label_field, args.limit, args.strict)
+    except (JudgeError, MalformedInputError) as error:
+        err.print(f"error: {error}", markup=False, highlight=False)
+        return 2
+    for problem in loaded.problems[:SHOWN_PROBLEMS]:
+        err.print(f"skipping line {problem.line}: {problem.message}", markup=False, highlight=False)
+    if len(loaded.problems) > SHOWN_PROBLEMS:
+        err.print(f"... and {len(loaded.problems) - SHOWN_PROBLEMS} more malformed rows")
+    if not loaded.rows:
+        err.print(f"error: no valid rows in {args.data}")
+        return 2
+    scored, judge_run = _score(args, config, loaded, err)
+    summary = summarize(scored, args.top)
+    metrics = judge_run.metrics if judge_run else {}
+    run = RunInfo(
+        data=str(args.data),
+        label_field=args.label_field,
+        rule_only=args.rule_only,
+        judge_url=None if args.rule_only else config.judge_url,
+        model=metrics.get("model"),
+        mode=None if args.rule_only else config.mode,
+        judge_seconds=judge_run.seconds if judge_run else None,
+        judge_calls=metrics.get("judge_calls"),
+        problems=loaded.problems,
+    )
+    write_outputs(args.out, scored, summary, run)
+    _print_summary(out, summary, run, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

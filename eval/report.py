@@ -1,0 +1,296 @@
+"""``report.md`` and ``report.html``: one document model, rendered twice.
+
+``build_report`` turns an ``EvalSummary`` and the run's facts into a list of blocks
+(headings, paragraphs, tables, images); ``to_markdown`` and ``to_html`` render them.
+Numbers are printed with three decimals; an undefined statistic prints as ``n/a``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from eval.dataset import RowProblem
+from eval.metrics import THRESHOLD, EvalSummary, PairStats
+from eval.scoring import ScoredRow
+
+__all__ = [
+    "Block",
+    "Heading",
+    "Image",
+    "Paragraph",
+    "RunInfo",
+    "Table",
+    "build_report",
+    "fmt",
+    "to_html",
+    "to_markdown",
+]
+
+MAX_TEXT_CHARS = 600
+PLOTS = (("reward_hist.png", "Rule vs judge reward distributions"), ("agreement.png", "Agreement"))
+
+
+class RunInfo(BaseModel):
+    """Facts about the run that ``scores.jsonl`` does not hold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    data: str
+    label_field: str
+    rule_only: bool
+    judge_url: str | None = None
+    model: str | None = None
+    mode: str | None = None
+    judge_seconds: float | None = None
+    judge_calls: int | None = None
+    problems: list[RowProblem] = []
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section title; ``level`` 1 is the document title."""
+
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """Plain text (escaped in both renderings)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of plain-text cells."""
+
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Image:
+    """A figure next to the report."""
+
+    path: str
+    alt: str
+
+
+Block = Heading | Paragraph | Table | Image
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` decimals, or ``n/a``."""
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _label(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS] + " [...]"
+
+
+def _pair_row(name: str, pair: PairStats | None) -> list[str] | None:
+    if pair is None:
+        return None
+    return [name, str(pair.n), fmt(pair.agreement), fmt(pair.kappa), fmt(pair.pearson), fmt(pair.spearman),
+            fmt(pair.precision), fmt(pair.recall), fmt(pair.f1)]  # fmt: skip
+
+
+def _agreement_section(summary: EvalSummary) -> list[Block]:
+    pairs = [("rule vs judge", summary.rule_vs_judge), ("rule vs label", summary.rule_vs_label),
+             ("judge vs label", summary.judge_vs_label)]  # fmt: skip
+    rows = [row for name, pair in pairs if (row := _pair_row(name, pair)) is not None]
+    if not rows:
+        return [Heading("Agreement"), Paragraph("Nothing to compare: no judge scores and no labels.")]
+    header = ["pair", "n", "agreement", "kappa", "Pearson", "Spearman", "precision", "recall", "F1"]
+    return [
+        Heading("Agreement"),
+        Paragraph(
+            f"Scores and labels are binarised at {THRESHOLD} (>= {THRESHOLD} is correct) for agreement, "
+            "Cohen's kappa, precision, recall, F1 and the confusion matrices; Pearson and Spearman use the "
+            "raw values. Against a label, agreement is accuracy, and precision/recall/F1 are those of the "
+            "reward for the 'correct' class."
+        ),
+        Table(header, rows),
+    ]
+
+
+def _confusion_section(summary: EvalSummary) -> list[Block]:
+    blocks: list[Block] = [Heading("Confusion matrices")]
+    for pair in (summary.rule_vs_judge, summary.rule_vs_label, summary.judge_vs_label):
+        if pair is None:
+            continue
+        c = pair.confusion
+        blocks.append(
+            Table(
+                [f"{pair.a} (rows) / {pair.b} (columns)", f"{pair.b} 0", f"{pair.b} 1"],
+                [[f"{pair.a} 0", str(c.n00), str(c.n01)], [f"{pair.a} 1", str(c.n10), str(c.n11)]],
+            )
+        )
+    return blocks if len(blocks) > 1 else []
+
+
+def _answer_type_section(summary: EvalSummary) -> list[Block]:
+    header = ["answer_type", "n", "rule mean", "judge mean", "agreement", "rule accuracy", "judge accuracy"]
+    rows = [[g.name, str(g.n), fmt(g.rule_mean), fmt(g.judge_mean), fmt(g.agreement),
+             fmt(g.rule_accuracy), fmt(g.judge_accuracy)] for g in summary.per_answer_type]  # fmt: skip
+    return [Heading("Per answer_type"), Table(header, rows)]
+
+
+def _source_section(summary: EvalSummary) -> list[Block]:
+    if not summary.sources:
+        return []
+    header = ["source", "n", "share", "judge mean", "agreement with rule", "judge accuracy"]
+    rows = [[s.source, str(s.n), fmt(s.share), fmt(s.judge_mean), fmt(s.agreement), fmt(s.judge_accuracy)]
+            for s in summary.sources]  # fmt: skip
+    return [
+        Heading("Judge sources"),
+        Paragraph(
+            "judge: a fresh verdict; cache: a stored verdict; rule: decided by a pre-check (master keys, "
+            "injections, empty answers) without the judge; rule_fallback: the judge failed and the rule "
+            "reward stood in; error: no reward."
+        ),
+        Table(header, rows),
+    ]
+
+
+def _speed_section(summary: EvalSummary, run: RunInfo) -> list[Block]:
+    if run.rule_only or summary.latency is None:
+        return []
+    seconds = run.judge_seconds or 0.0
+    rows = [
+        ["judge run (s)", fmt(seconds, 1)],
+        ["throughput (rows/s)", fmt(summary.rows / seconds if seconds else None, 2)],
+        ["judge calls (HTTP batches)", "n/a" if run.judge_calls is None else str(run.judge_calls)],
+        ["latency p50 (ms)", fmt(summary.latency.p50, 1)],
+        ["latency p95 (ms)", fmt(summary.latency.p95, 1)],
+        ["latency p99 (ms)", fmt(summary.latency.p99, 1)],
+    ]
+    return [
+        Heading("Throughput and latency"),
+        Paragraph(
+            "Throughput is rows answered per second of the judge run (cache hits and pre-checks "
+            "included). A row's latency runs from the start of its reward_batch chunk to its answer, "
+            "so it includes queueing behind the rest of the chunk."
+        ),
+        Table(["measure", "value"], rows),
+    ]
+
+
+def _disagreement_blocks(rows: Sequence[ScoredRow]) -> list[Block]:
+    if not rows:
+        return []
+    blocks: list[Block] = [
+        Heading("Top disagreements"),
+        Paragraph("Rows where the binarised rule and judge rewards differ, the largest gap first."),
+    ]
+    for r in rows:
+        blocks.append(
+            Heading(
+                f"{r.id} ({r.answer_type or 'no answer_type'}): rule {fmt(r.rule)}, judge {fmt(r.judge)} "
+                f"({r.judge_source}), label {_label(r.label)}",
+                level=3,
+            )
+        )
+        fields = [("prompt", r.prompt), ("completion", r.completion), ("answer", r.answer),
+                  ("judge explanation", r.judge_explanation or ""), ("rule explanation", r.rule_explanation)]  # fmt: skip
+        blocks.append(Table(["field", "text"], [[name, _clip(text)] for name, text in fields]))
+    return blocks
+
+
+def _overview(summary: EvalSummary, run: RunInfo) -> list[Block]:
+    judge = (
+        "rule only (no judge)"
+        if run.rule_only
+        else f"judge {run.model or '?'} at {run.judge_url}, mode {run.mode}"
+    )
+    return [
+        Heading("judge-eval report", level=1),
+        Paragraph(
+            f"Data: {run.data}. Rows scored: {summary.rows}; labelled ({run.label_field}): {summary.labelled}; "
+            f"skipped as malformed: {len(run.problems)}; no rule reward: {summary.rule_missing}; "
+            f"no judge reward: {summary.judge_missing}. Scorers: rule reward and {judge}."
+        ),
+    ]
+
+
+def build_report(summary: EvalSummary, run: RunInfo) -> list[Block]:
+    """The report's blocks, in order."""
+    plots: list[Block] = [Heading("Plots"), *(Image(path, alt) for path, alt in PLOTS)]
+    problems: list[Block] = []
+    if run.problems:
+        problems = [
+            Heading("Skipped rows"),
+            Table(["line", "problem"], [[str(p.line), p.message] for p in run.problems]),
+        ]
+    return [
+        *_overview(summary, run),
+        *_agreement_section(summary),
+        *_confusion_section(summary),
+        *_answer_type_section(summary),
+        *_source_section(summary),
+        *_speed_section(summary, run),
+        *plots,
+        *_disagreement_blocks(summary.disagreements),
+        *problems,
+    ]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+def to_markdown(blocks: Sequence[Block]) -> str:
+    """The report as GitHub-flavoured markdown."""
+    parts = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            parts.append(f"{'#' * block.level} {block.text}")
+        elif isinstance(block, Paragraph):
+            parts.append(block.text)
+        elif isinstance(block, Image):
+            parts.append(f"![{block.alt}]({block.path})")
+        else:
+            lines = [
+                "| " + " | ".join(_md_cell(h) for h in block.header) + " |",
+                "|" + "---|" * len(block.header),
+                *("| " + " | ".join(_md_cell(c) for c in row) + " |" for row in block.rows),
+            ]
+            parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+_CSS = (
+    "body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem}"
+    "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;"
+    "text-align:left;vertical-align:top;white-space:pre-wrap}th{background:#f3f3f3}img{max-width:100%}"
+)
+
+
+def to_html(blocks: Sequence[Block]) -> str:
+    """The report as a standalone HTML page (the PNGs are referenced next to it)."""
+    e = html.escape
+    body = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            body.append(f"<h{block.level}>{e(block.text)}</h{block.level}>")
+        elif isinstance(block, Paragraph):
+            body.append(f"<p>{e(block.text)}</p>")
+        elif isinstance(block, Image):
+            body.append(f'<p><img src="{e(block.path)}" alt="{e(block.alt)}"></p>')
+        else:
+            head = "".join(f"<th>{e(h)}</th>" for h in block.header)
+            rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in block.rows)
+            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>judge-eval report</title>'
+        f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
