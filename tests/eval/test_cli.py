@@ -1,0 +1,141 @@
+"""``judge-eval`` on small files: rule-only runs, malformed input, the judge through a loopback fake.
+
+The fake judge only exercises plumbing (sources, cache, fallback); the real judge is in
+``test_cli_e2e.py``.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.cli import main
+from judge_vllm.fake_server import FaultPlan
+
+OUTPUTS = ("scores.jsonl", "report.md", "report.html", "reward_hist.png", "agreement.png")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _run(data: Path, out: Path, *extra: str) -> int:
+    return main(["--data", str(data), "--out", str(out), "--no-progress", *extra])
+
+
+def test_rule_only_writes_every_output(tmp_path, rows, write_jsonl, read_scores, capsys):
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    assert _run(data, tmp_path / "out", "--rule-only") == 0
+    out = tmp_path / "out"
+    for name in OUTPUTS:
+        assert (out / name).stat().st_size > 0, name
+    assert (out / "reward_hist.png").read_bytes().startswith(PNG_MAGIC)
+    assert (out / "agreement.png").read_bytes().startswith(PNG_MAGIC)
+    scores = read_scores(out)
+    assert [s["id"] for s in scores] == [r["id"] for r in rows]
+    assert all(s["judge"] is None and s["judge_source"] is None for s in scores)
+    assert [s["label"] for s in scores] == [float(r["label"]) for r in rows]
+    assert all(isinstance(s["rule"], float) for s in scores)
+    report = (out / "report.md").read_text()
+    assert "| rule vs label | 8 |" in report and "rule vs judge" not in report
+    assert "<table>" in (out / "report.html").read_text()
+    printed = capsys.readouterr().out
+    assert "rule vs label" in printed and str(out / "report.md") in printed
+
+
+def test_malformed_rows_are_reported_and_skipped(tmp_path, rows, write_jsonl, read_scores, capsys):
+    lines = [rows[0], "{not json", rows[1], {"prompt": "p"}, rows[2], {**rows[3], "label": "maybe"}, rows[4]]
+    data = write_jsonl(tmp_path / "d.jsonl", lines)
+    assert _run(data, tmp_path / "out", "--rule-only") == 0
+    assert [s["id"] for s in read_scores(tmp_path / "out")] == ["n1", "n2", "n3", "m2"]
+    err = capsys.readouterr().err
+    assert "skipping line 2: not valid JSON" in err
+    assert "skipping line 4: missing field(s): completion, answer" in err
+    assert "skipping line 6: label" in err
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "skipped as malformed: 3" in report
+    assert "| 2 | not valid JSON" in report and "| 4 | missing field(s)" in report and "| 6 | label" in report
+
+
+def test_strict_stops_without_writing(tmp_path, rows, write_jsonl, capsys):
+    data = write_jsonl(tmp_path / "d.jsonl", [rows[0], rows[1], "{not json", rows[2]])
+    assert _run(data, tmp_path / "out", "--rule-only", "--strict") == 2
+    assert "line 3: not valid JSON" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "cannot read data file"), (["{bad", "[]"], "no valid rows"), ([], "no valid rows")],
+)
+def test_unusable_data_is_exit_2(tmp_path, write_jsonl, capsys, content, message):
+    data = tmp_path / "d.jsonl"
+    if content is not None:
+        write_jsonl(data, content)
+    assert _run(data, tmp_path / "out", "--rule-only") == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_config_is_exit_2(tmp_path, rows, write_jsonl, capsys):
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = tmp_path / "c.yaml"
+    config.write_text("judge_url: http://x\nno_such_key: 1\n")
+    assert _run(data, tmp_path / "out", "--config", str(config)) == 2
+    assert "unknown key 'no_such_key'" in capsys.readouterr().err
+
+
+def test_limit_and_label_field(tmp_path, rows, write_jsonl, read_scores):
+    data = write_jsonl(tmp_path / "d.jsonl", [{**r, "gold": 1 - r["label"]} for r in rows])
+    assert _run(data, tmp_path / "out", "--rule-only", "--limit", "3", "--label-field", "gold") == 0
+    scores = read_scores(tmp_path / "out")
+    assert [(s["id"], s["label"]) for s in scores] == [("n1", 0.0), ("n2", 1.0), ("n3", 0.0)]
+    assert "labelled (gold): 3" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_judge_run_is_resumable_from_the_cache(
+    tmp_path, rows, write_jsonl, write_config, read_scores, fake_judge
+):
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache")
+    assert _run(data, tmp_path / "first", "--config", str(config), "--chunk-size", "3") == 0
+    first = read_scores(tmp_path / "first")
+    assert {s["judge_source"] for s in first} == {"judge", "rule"}  # ":" is decided by a pre-check
+    assert all(0.0 <= s["judge"] <= 1.0 and s["latency_ms"] >= 0.0 for s in first)
+    assert _run(data, tmp_path / "second", "--config", str(config)) == 0
+    second = read_scores(tmp_path / "second")
+    assert {s["judge_source"] for s in second} == {"cache", "rule"}
+    assert [s["judge"] for s in second] == [s["judge"] for s in first]
+
+
+def test_judge_failure_falls_back_and_is_reported(
+    tmp_path, rows, write_jsonl, write_config, read_scores, fake_judge
+):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(
+        tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", max_retries=0, circuit_breaker_threshold=1
+    )
+    assert _run(data, tmp_path / "out", "--config", str(config)) == 0
+    scores = read_scores(tmp_path / "out")
+    fallback = [s for s in scores if s["judge_source"] == "rule_fallback"]
+    assert fallback and all(s["judge"] == s["rule"] and s["judge_reason"] for s in fallback)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"| rule_fallback | {len(fallback)} |" in report
+
+
+def test_report_numbers_match_scores_jsonl(tmp_path, write_config, fake_judge, check_report_numbers):
+    sample = Path(__file__).resolve().parents[2] / "eval" / "data" / "sample.jsonl"
+    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache")
+    assert _run(sample, tmp_path / "out", "--config", str(config)) == 0
+    assert check_report_numbers(tmp_path / "out") >= 3 + 5 + 2 + 3
+
+
+def test_report_numbers_match_scores_jsonl_rule_only(tmp_path, rows, write_jsonl, check_report_numbers):
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    assert _run(data, tmp_path / "out", "--rule-only") == 0
+    assert check_report_numbers(tmp_path / "out") == 1 + 4
+
+
+def test_scores_jsonl_rows_are_json_objects_with_the_documented_fields(tmp_path, rows, write_jsonl):
+    data = write_jsonl(tmp_path / "d.jsonl", rows[:2])
+    assert _run(data, tmp_path / "out", "--rule-only") == 0
+    first = json.loads((tmp_path / "out" / "scores.jsonl").read_text().splitlines()[0])
+    for field in ("id", "answer_type", "rule", "judge", "judge_source", "label", "latency_ms"):
+        assert field in first
