@@ -1,0 +1,276 @@
+"""TRL reward functions: the calling convention of TRL's GRPOTrainer, and a real trainer run.
+
+TRL 1.x (trl/trainer/grpo_trainer.py, ``_calculate_rewards``) calls
+``reward_func(prompts=prompts, completions=completions, completion_ids=completion_ids_list,
+**reward_kwargs)`` with the dataset columns, ``trainer_state``, ``log_extra`` and
+``log_metric`` in ``reward_kwargs``, turns ``None`` into NaN, and awaits functions that
+``trl.trainer.utils.is_async_callable`` reports as async on its own event loop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trl.trainer.utils import get_callable_name, is_async_callable
+
+from adapter.integrations.trl import (
+    DEFAULT_NAME,
+    async_judge_reward_func,
+    batch_metrics,
+    judge_reward_func,
+    message_text,
+)
+from judge_vllm.errors import JudgeConfigError
+from judge_vllm.fake_server import FaultPlan
+from judge_vllm.model_prep import prepare_model
+
+REPO = Path(__file__).resolve().parents[3]
+PROMPTS = ["What is 2+2?", "Name the capital of France."]
+ANSWERS = ["4", "Paris"]
+CONVERSATIONS = [[{"role": "user", "content": p}] for p in PROMPTS]
+
+
+def _config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
+    return {"judge_url": url, "mode": "fast", "cache_dir": str(tmp_path / "cache"), **overrides}
+
+
+class TrlKwargs:
+    """What TRL passes besides prompts and completions, with the metric sinks recorded."""
+
+    def __init__(self, **columns: list[Any]) -> None:
+        self.metrics: dict[str, float] = {}
+        self.extra: dict[str, list[Any]] = {}
+        self.columns = columns
+
+    def __call__(self, completions: list[Any]) -> dict[str, Any]:
+        return {
+            "completion_ids": [[1, 2]] * len(completions),
+            "trainer_state": object(),
+            "log_extra": self.extra.__setitem__,
+            "log_metric": self.metrics.__setitem__,
+            **self.columns,
+        }
+
+
+@pytest.mark.parametrize(
+    ("value", "role", "expected"),
+    [
+        ("plain text", "user", "plain text"),
+        ([{"role": "user", "content": "q"}], "user", "q"),
+        ([{"role": "system", "content": "be brief"}, {"role": "user", "content": "q"}], "user", "q"),
+        ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "user", "a\n\nb"),
+        ([{"role": "assistant", "content": "The answer is 4."}], "assistant", "The answer is 4."),
+        ([{"role": "assistant", "content": None}], "assistant", ""),
+        (
+            [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "what?"}]}],
+            "user",
+            "what?",
+        ),
+        ([], "assistant", ""),
+    ],
+)
+def test_message_text(value, role, expected):
+    assert message_text(value, role) == expected
+
+
+def test_batch_metrics_counts_sources_and_latency():
+    results = [
+        {"source": "judge", "latency_ms": 10.0},
+        {"source": "cache", "latency_ms": 0.0},
+        {"source": "rule_fallback", "latency_ms": 20.0},
+        {"source": "error", "latency_ms": 30.0},
+    ]
+    assert batch_metrics(results) == {
+        "judge/cache_hit_rate": 0.25,
+        "judge/fallback_rate": 0.5,
+        "judge/none_rate": 0.25,
+        "judge/latency_ms_mean": 15.0,
+    }
+    assert batch_metrics([]) == {}
+
+
+def test_trl_sees_a_named_sync_and_an_async_reward_function(fake_judge, tmp_path):
+    sync = judge_reward_func(_config(fake_judge.url, tmp_path), name="my_judge")
+    asynchronous = async_judge_reward_func(_config(fake_judge.url, tmp_path))
+    try:
+        assert get_callable_name(sync) == "my_judge" and not is_async_callable(sync)
+        assert get_callable_name(asynchronous) == DEFAULT_NAME and is_async_callable(asynchronous)
+    finally:
+        sync.close()
+        asynchronous.close()
+
+
+@pytest.mark.parametrize("conversational", [False, True])
+def test_scores_the_group_in_one_batch(fake_judge, tmp_path, conversational):
+    prompts = CONVERSATIONS if conversational else PROMPTS
+    right, wrong = "The answer is 4.", "I think it is 5."
+    completions: list[Any] = [right, wrong, "It is Paris.", "Berlin"]
+    if conversational:
+        completions = [[{"role": "assistant", "content": c}] for c in completions]
+    kwargs = TrlKwargs(answer=[*ANSWERS[:1] * 2, *ANSWERS[1:] * 2], answer_type=["NUMBER", "NUMBER", "", ""])
+    func = judge_reward_func(_config(fake_judge.url, tmp_path))
+    try:
+        rewards = func(
+            prompts=[*prompts[:1] * 2, *prompts[1:] * 2], completions=completions, **kwargs(completions)
+        )
+    finally:
+        func.close()
+    # The fake judge scores 5 (reward ~1) when the reference answer is in the response, else 1.
+    assert [round(r, 2) for r in rewards] == [1.0, 0.0, 1.0, 0.0]
+    assert fake_judge.counts["/v1/chat/completions/batch"] == 1  # the whole group, one judge call
+    assert kwargs.extra == {"judge_source": ["judge"] * 4}
+    assert kwargs.metrics["judge/cache_hit_rate"] == 0.0 and kwargs.metrics["judge/none_rate"] == 0.0
+    assert kwargs.metrics["judge/latency_ms_mean"] > 0.0
+
+
+async def test_async_variant_scores_from_any_event_loop(fake_judge, tmp_path):
+    kwargs = TrlKwargs(answer=ANSWERS)
+    func = async_judge_reward_func(_config(fake_judge.url, tmp_path))
+    try:
+        rewards = await func(prompts=PROMPTS, completions=["4", "Rome"], **kwargs(PROMPTS))
+    finally:
+        func.close()
+    assert [round(r, 2) for r in rewards] == [1.0, 0.0]
+    assert kwargs.extra == {"judge_source": ["judge", "judge"]}
+
+
+def test_failures_are_none_without_fallback_and_rule_rewards_with_it(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    kwargs = TrlKwargs(answer=ANSWERS, answer_type=["NUMBER", "TEXT"])
+    completions = ["The answer is 4.", "Rome"]
+    strict = judge_reward_func(_config(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0))
+    lenient = judge_reward_func(_config(fake_judge.url, tmp_path / "other", max_retries=0))
+    try:
+        masked = strict(prompts=PROMPTS, completions=completions, **kwargs(completions))
+        assert kwargs.metrics["judge/none_rate"] == 1.0
+        graded = lenient(prompts=PROMPTS, completions=completions, **kwargs(completions))
+    finally:
+        strict.close()
+        lenient.close()
+    assert masked == [None, None]
+    assert graded == [1.0, 0.0]  # the rule reward: 4 matches, Rome is not Paris
+    assert kwargs.extra == {"judge_source": ["rule_fallback", "rule_fallback"]}
+    assert kwargs.metrics["judge/fallback_rate"] == 1.0 and kwargs.metrics["judge/none_rate"] == 0.0
+
+
+def test_answer_columns_are_configurable(fake_judge, tmp_path):
+    kwargs = TrlKwargs(solution=ANSWERS, kind=["NUMBER", "TEXT"])
+    func = judge_reward_func(
+        _config(fake_judge.url, tmp_path), answer_column="solution", answer_type_column="kind"
+    )
+    try:
+        assert [round(r, 2) for r in func(PROMPTS, ["4", "Paris"], **kwargs(PROMPTS))] == [1.0, 1.0]
+        with pytest.raises(JudgeConfigError, match=r"no 'solution' column \(dataset columns: \['answer'\]\)"):
+            func(PROMPTS, ["4", "Paris"], **TrlKwargs(answer=ANSWERS)(PROMPTS))
+    finally:
+        func.close()
+
+
+# -- a real GRPOTrainer --------------------------------------------------------------------
+
+
+def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> tuple[Any, list[list[Any]]]:
+    """Two GRPO steps of a tiny random Llama (SmolLM2's tokenizer) on 2 prompts x 2 generations.
+
+    Returns the trainer and the rewards our function returned at each step.
+    """
+    import torch
+    from datasets import Dataset
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from trl import GRPOConfig, GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(prepare_model("smollm2", REPO / "models"))
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        )
+    )
+    # "e" is in almost any 8 random tokens and "qqqqq" in none: the fake judge's rewards differ.
+    dataset = Dataset.from_dict(
+        {
+            "prompt": CONVERSATIONS if conversational else PROMPTS,
+            "answer": ["e", "qqqqq"],
+            "answer_type": ["TEXT", "TEXT"],
+        }
+    )
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=8,
+        max_steps=2,
+        logging_steps=1,
+        save_strategy="no",
+        seed=0,
+    )
+    returned: list[list[Any]] = []
+    system = reward_func.reward_system
+    reward_batch, areward_batch = system.reward_batch, system.areward_batch
+
+    def recording_reward_batch(items):
+        results = reward_batch(items)
+        returned.append([r["reward"] for r in results])
+        return results
+
+    async def recording_areward_batch(items):
+        results = await areward_batch(items)
+        returned.append([r["reward"] for r in results])
+        return results
+
+    system.reward_batch, system.areward_batch = recording_reward_batch, recording_areward_batch
+    trainer = GRPOTrainer(
+        model=model, processing_class=tokenizer, reward_funcs=reward_func, args=args, train_dataset=dataset
+    )
+    trainer.train()
+    return trainer, returned
+
+
+def step_logs(trainer: Any) -> list[dict[str, float]]:
+    """The per-step entries of the trainer's log history (not the closing summary)."""
+    return [entry for entry in trainer.state.log_history if "loss" in entry]
+
+
+@pytest.mark.parametrize("variant", ["sync", "async_conversational"])
+def test_grpo_trainer_logs_our_rewards(fake_judge, tmp_path, variant):
+    make = judge_reward_func if variant == "sync" else async_judge_reward_func
+    func = make(_config(fake_judge.url, tmp_path))
+    try:
+        trainer, returned = run_grpo(func, tmp_path, conversational=variant != "sync")
+    finally:
+        func.close()
+    logs = step_logs(trainer)
+    assert len(logs) == 2 and [len(r) for r in returned] == [4, 4]
+    for log, rewards in zip(logs, returned, strict=True):
+        assert log[f"rewards/{DEFAULT_NAME}/mean"] == pytest.approx(sum(rewards) / 4, abs=1e-6)
+        assert log["judge/none_rate"] == 0.0 and "judge/cache_hit_rate" in log
+    assert {round(r) for r in returned[0]} == {0, 1}  # the judge told completions apart
+    assert fake_judge.counts["/v1/chat/completions/batch"] >= 1
+
+
+def test_grpo_trainer_masks_judge_failures_when_fallback_is_off(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    func = judge_reward_func(_config(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0))
+    try:
+        trainer, returned = run_grpo(func, tmp_path)
+    finally:
+        func.close()
+    logs = step_logs(trainer)
+    assert returned == [[None] * 4, [None] * 4]
+    # TRL logs a metric with no valid value (every reward None, so NaN) as None.
+    assert [log[f"rewards/{DEFAULT_NAME}/mean"] for log in logs] == [None, None]
+    assert all(log["judge/none_rate"] == 1.0 and log["loss"] == 0.0 for log in logs)
