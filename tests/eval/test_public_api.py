@@ -1,6 +1,7 @@
-"""Every judge-eval module's ``__all__`` names what it defines, and the console script's target."""
+"""Every judge-eval module's ``__all__`` names what it defines; ``judge-eval`` resolves to a callable."""
 
 import importlib
+import importlib.metadata
 
 import pytest
 
@@ -15,7 +16,7 @@ def test_all_is_defined(name):
     assert missing == []
 
 
-def test_console_script_target_is_callable():
-    from eval.cli import main
-
-    assert callable(main)
+def test_console_script_points_at_the_cli():
+    (script,) = importlib.metadata.entry_points(group="console_scripts", name="judge-eval")
+    assert script.value == "eval.cli:main"
+    assert callable(script.load())
