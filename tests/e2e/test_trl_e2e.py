@@ -1,0 +1,47 @@
+"""A real GRPOTrainer rewarded by the real vLLM CPU judge (SmolLM2) through judge_reward_func."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from adapter.integrations.trl import DEFAULT_NAME, judge_reward_func
+
+pytestmark = pytest.mark.e2e
+
+
+def _unit_tests() -> ModuleType:
+    """The TRL unit tests' module, for its tiny-trainer helpers (tests/ is not a package)."""
+    path = Path(__file__).resolve().parents[1] / "adapter" / "integrations" / "test_trl.py"
+    spec = importlib.util.spec_from_file_location("trl_unit_tests", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path):
+    helpers = _unit_tests()
+    config = {
+        "judge_url": judge_url,
+        "mode": "fast",
+        "cache_dir": str(tmp_path / "cache"),
+        "timeout": 600,
+        "fallback_to_rule": False,  # a judge failure must show as None, not hide behind the rules
+    }
+    func = judge_reward_func(config)
+    try:
+        trainer, returned = helpers.run_grpo(func, tmp_path)
+        metrics = func.reward_system.get_metrics()
+    finally:
+        func.close()
+    logs = helpers.step_logs(trainer)
+    assert len(logs) == 2 and [len(r) for r in returned] == [4, 4]
+    for log, rewards in zip(logs, returned, strict=True):
+        assert all(r is not None and 0.0 <= r <= 1.0 for r in rewards), rewards
+        assert log[f"rewards/{DEFAULT_NAME}/mean"] == pytest.approx(sum(rewards) / 4, abs=1e-6)
+        assert log["judge/none_rate"] == 0.0 and log["judge/fallback_rate"] == 0.0
+    assert metrics["sources"].get("judge", 0) >= 1 and metrics["model"] == "smollm2"
