@@ -36,6 +36,13 @@ REPORT_HTML = "report.html"
 SHOWN_PROBLEMS = 20
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge-eval",
@@ -45,11 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, help="reward YAML (default: built-in defaults)")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--rule-only", action="store_true", help="score with the rule reward only")
-    parser.add_argument("--limit", type=int, help="score the first N valid rows")
+    parser.add_argument("--limit", type=_positive_int, help="score the first N valid rows")
     parser.add_argument("--label-field", default="label", help="field holding the label (1/0 or a score)")
     parser.add_argument("--strict", action="store_true", help="stop at the first malformed row")
-    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, help="rows per reward_batch")
-    parser.add_argument("--top", type=int, default=10, help="disagreements shown in the report")
+    parser.add_argument(
+        "--chunk-size", type=_positive_int, default=DEFAULT_CHUNK_SIZE, help="rows per reward_batch"
+    )
+    parser.add_argument("--top", type=_positive_int, default=10, help="disagreements shown in the report")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser

@@ -84,6 +84,12 @@ class LoadedRows(BaseModel):
     problems: list[RowProblem]
 
 
+def _field_name(loc: tuple[int | str, ...], label_field: str) -> str:
+    """The field as the data file names it (the label may live under another name)."""
+    name = ".".join(map(str, loc))
+    return label_field if name == "label" else name
+
+
 def parse_line(line_no: int, text: str, label_field: str = "label") -> EvalRow | RowProblem:
     """Parse one JSONL line into a row, or say why it is not one."""
     try:
@@ -105,8 +111,8 @@ def parse_line(line_no: int, text: str, label_field: str = "label") -> EvalRow |
     try:
         return EvalRow.model_validate(fields)
     except ValidationError as err:
-        problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
-        return RowProblem(line=line_no, message=problem.replace("label", label_field, 1))
+        problem = "; ".join(f"{_field_name(e['loc'], label_field)}: {e['msg']}" for e in err.errors())
+        return RowProblem(line=line_no, message=problem)
 
 
 def parse_lines(

@@ -139,3 +139,11 @@ def test_scores_jsonl_rows_are_json_objects_with_the_documented_fields(tmp_path,
     first = json.loads((tmp_path / "out" / "scores.jsonl").read_text().splitlines()[0])
     for field in ("id", "answer_type", "rule", "judge", "judge_source", "label", "latency_ms"):
         assert field in first
+
+
+@pytest.mark.parametrize("option", ["--limit", "--chunk-size", "--top"])
+def test_counts_must_be_positive(tmp_path, option, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--data", "d.jsonl", "--out", str(tmp_path), option, "0"])
+    assert exited.value.code == 2
+    assert "must be at least 1" in capsys.readouterr().err
