@@ -168,6 +168,19 @@ def test_answer_columns_are_configurable(fake_judge, tmp_path):
         func.close()
 
 
+def test_the_shipped_config(fake_judge, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))  # its cache directory lives under ~
+    monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
+    func = judge_reward_func(REPO / "configs" / "trl.yaml")
+    try:
+        rewards = func(PROMPTS, ["4", "Rome"], **TrlKwargs(answer=ANSWERS)(PROMPTS))
+        config = func.reward_system.config
+    finally:
+        func.close()
+    assert [round(r, 2) for r in rewards] == [1.0, 0.0]
+    assert config.mode == "fast" and not config.fallback_to_rule
+
+
 # -- a real GRPOTrainer --------------------------------------------------------------------
 
 

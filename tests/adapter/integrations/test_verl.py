@@ -36,6 +36,7 @@ from adapter.integrations import verl
 from judge_vllm.errors import JudgeError
 from judge_vllm.fake_server import FakeJudgeServer, FaultPlan
 
+REPO = Path(__file__).resolve().parents[3]
 KEYS = {"score", "source", "judge_latency_ms", "fallback"}
 
 
@@ -140,6 +141,15 @@ def test_without_a_config_file_the_env_vars_configure_it(fake_judge, monkeypatch
     assert verl.get_adapter().config.max_batch_size == 3
     assert round(score["score"]) == 1 and score["source"] == "judge"
     assert fake_judge.counts["ok"] == 1  # one judge call answered
+
+
+def test_the_shipped_config(fake_judge, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))  # its cache directory lives under ~
+    monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
+    monkeypatch.setenv(verl.CONFIG_ENV, str(REPO / "configs" / "verl.yaml"))
+    score = verl.compute_score("gsm8k", "The answer is 4.", "4", {"answer_type": "NUMBER"})
+    assert round(score["score"]) == 1 and score["source"] == "judge"
+    assert verl.get_adapter().config.fallback_to_rule and verl.get_adapter().config.mode == "fast"
 
 
 def test_a_failure_falls_back_to_rules_flagged(configured, monkeypatch, tmp_path):
