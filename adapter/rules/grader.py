@@ -1,0 +1,135 @@
+"""``grade``: the rule reward for one completion, a pure function that never raises."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from adapter.prechecks import precheck
+from adapter.rules.choice import chosen_letters, gold_letters
+from adapter.rules.extract import anchored_answer
+from adapter.rules.number import final_number_text, numbers_equal, parse_number
+from adapter.rules.settings import RuleSettings, RuleVerdict
+from adapter.rules.symbolic import SymbolicTimeout, math_equal
+from adapter.rules.text import text_match
+from judge_vllm.schemas import AnswerType, coerce_text
+
+__all__ = ["grade", "infer_answer_type"]
+
+logger = logging.getLogger(__name__)
+
+_MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b", re.IGNORECASE)
+_FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, AnswerType.MULTIPLE_CHOICE.value}
+DEFAULT_SETTINGS = RuleSettings()
+
+
+def infer_answer_type(answer: str) -> str:
+    """A best guess for rows without an answer_type: choice letters, number, math, or text."""
+    if gold_letters(answer) and re.fullmatch(
+        r"\(?[A-J]\)?|[A-J]{2,10}|[A-J](?:\s*,\s*[A-J])+", answer.strip()
+    ):
+        return AnswerType.MULTIPLE_CHOICE.value
+    if parse_number(answer) is not None:
+        return AnswerType.NUMBER.value
+    if _MATHY.search(answer):
+        return AnswerType.MATH_EXPRESSIONS.value
+    return AnswerType.TEXT.value
+
+
+def _verdict(reward: float, reason: str, explanation: str, extracted: str | None) -> RuleVerdict:
+    return RuleVerdict(reward=reward, reason=reason, explanation=explanation, extracted=extracted)
+
+
+def _grade_number(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
+    pred = final_number_text(completion, anchored_answer(completion))
+    if pred is None:
+        return _verdict(0.0, "no_final_answer", "no final number found", None)
+    if numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
+        return _verdict(1.0, "match", f"final number {pred} equals {answer}", pred)
+    if parse_number(answer) is None:  # a reference like "2\sqrt{3}": let sympy decide
+        return _grade_math(completion, answer, settings)
+    return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
+
+
+def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
+    pred = anchored_answer(completion) or final_number_text(completion, None)
+    if pred is None:
+        return _verdict(0.0, "no_final_answer", "no final expression found", None)
+    try:
+        equal = math_equal(answer, pred, settings.math_timeout_s)
+    except SymbolicTimeout as err:
+        logger.info("rule reward: %s (reward 0)", err)
+        return _verdict(0.0, "timeout", str(err), pred)
+    if equal:
+        return _verdict(1.0, "match", f"{pred} is equivalent to {answer}", pred)
+    return _verdict(0.0, "mismatch", f"{pred} is not equivalent to {answer}", pred)
+
+
+def _grade_choice(prompt: str, completion: str, answer: str) -> RuleVerdict:
+    gold = gold_letters(answer)
+    if not gold:
+        return _grade_text(completion, answer)
+    chosen = chosen_letters(completion, prompt)
+    if not chosen:
+        return _verdict(0.0, "no_final_answer", "no committed option letter", None)
+    picked = "".join(sorted(chosen))
+    if chosen == gold:
+        return _verdict(1.0, "match", f"chose {picked}", picked)
+    return _verdict(0.0, "mismatch", f"chose {picked}, reference {''.join(sorted(gold))}", picked)
+
+
+def _grade_text(completion: str, answer: str) -> RuleVerdict:
+    span = anchored_answer(completion) or completion.strip().splitlines()[-1]
+    ok, why = text_match(answer, span)
+    if not ok and span != completion and why == "mismatch":
+        ok, why = text_match(answer, completion.strip().splitlines()[-1])
+    return _verdict(1.0 if ok else 0.0, why, f"text {why}: {span[:80]!r} vs {answer[:80]!r}", span[:200])
+
+
+def grade(
+    prompt: Any,
+    completion: Any,
+    answer: Any,
+    answer_type: str | None = None,
+    settings: RuleSettings = DEFAULT_SETTINGS,
+) -> RuleVerdict:
+    """The rule reward in [0, 1] for one completion; never raises, on any input."""
+    try:
+        prompt_s, completion_s, answer_s = (coerce_text(v, n) for v, n in
+                                             ((prompt, "prompt"), (completion, "completion"), (answer, "answer")))  # fmt: skip
+    except ValueError as err:
+        return _verdict(0.0, "invalid_input", str(err), None)
+    completion_s = completion_s[-settings.max_completion_chars :]
+    answer_s = answer_s.strip()
+    if not completion_s.strip():
+        return _verdict(0.0, "empty", "empty completion", None)
+    if not answer_s:
+        return _verdict(0.0, "no_reference", "no reference answer to compare with", None)
+    kind = (answer_type or "").strip().upper()
+    inferred = kind not in {t.value for t in AnswerType}
+    if inferred:
+        kind = infer_answer_type(answer_s)
+    gate = precheck(completion_s, answer_s, kind)
+    if gate is not None and kind in _FORMAT_GATED:
+        return _verdict(0.0, gate.reason, gate.explanation, None)
+    try:
+        if kind == AnswerType.NUMBER.value:
+            verdict = _grade_number(completion_s, answer_s, settings)
+        elif kind == AnswerType.MATH_EXPRESSIONS.value:
+            verdict = _grade_math(completion_s, answer_s, settings)
+        elif kind == AnswerType.MULTIPLE_CHOICE.value:
+            verdict = _grade_choice(prompt_s, completion_s, answer_s)
+        else:
+            verdict = _grade_text(completion_s, answer_s)
+    except Exception as err:  # a defined reward, never an exception into the trainer
+        logger.warning("rule reward failed on malformed input (%s: %s); reward 0", type(err).__name__, err)
+        return _verdict(0.0, "unparseable", f"could not grade: {type(err).__name__}", None)
+    if inferred:
+        note = (
+            f" (answer_type {answer_type!r} unknown: graded as {kind})"
+            if answer_type
+            else f" (graded as {kind})"
+        )
+        verdict = verdict.model_copy(update={"explanation": verdict.explanation + note})
+    return verdict

@@ -1,0 +1,31 @@
+"""The rule reward's settings and verdict."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["RuleSettings", "RuleVerdict"]
+
+
+class RuleSettings(BaseModel):
+    """Tolerances and bounds of the rule reward."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rel_tol: float = Field(default=1e-4, ge=0.0, le=1.0, description="relative tolerance for NUMBER")
+    abs_tol: float = Field(default=1e-8, ge=0.0, description="absolute tolerance for NUMBER")
+    math_timeout_s: float = Field(default=2.0, gt=0.0, le=60.0, description="bound on one symbolic check")
+    max_completion_chars: int = Field(
+        default=20_000, ge=100, description="longer completions are cut to their end before parsing"
+    )
+
+
+class RuleVerdict(BaseModel):
+    """The rule reward for one completion, with what was extracted and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reward: float = Field(ge=0.0, le=1.0)
+    explanation: str
+    extracted: str | None = None
+    reason: str

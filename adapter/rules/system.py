@@ -1,0 +1,35 @@
+"""``RuleRewardSystem``: the rule reward behind the same interface as the judge reward."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from adapter.rules.grader import grade
+from adapter.rules.settings import RuleSettings
+
+__all__ = ["RuleRewardSystem"]
+
+
+class RuleRewardSystem:
+    """Rule-based rewards: the judge's fallback and the baseline it is compared against."""
+
+    def __init__(self, config: RuleSettings | Mapping[str, Any] | None = None) -> None:
+        self.settings = config if isinstance(config, RuleSettings) else RuleSettings(**dict(config or {}))
+
+    def reward(
+        self, prompt: Any, completion: Any, answer: Any, answer_type: Any = None, **metadata: Any
+    ) -> dict[str, Any]:
+        """``{"reward", "source": "rule", "explanation", "extracted", "reason"}``; never raises."""
+        kind = answer_type if isinstance(answer_type, str) else None
+        verdict = grade(prompt, completion, answer, kind, self.settings)
+        return {"source": "rule", **verdict.model_dump()}
+
+    def reward_batch(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Rewards for dicts with ``prompt``, ``completion``, ``answer``, ``answer_type``, in order."""
+        return [
+            self.reward(
+                item.get("prompt"), item.get("completion"), item.get("answer"), item.get("answer_type")
+            )
+            for item in items
+        ]

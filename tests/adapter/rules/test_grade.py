@@ -1,0 +1,170 @@
+import pytest
+
+from adapter.rules import RuleRewardSystem, RuleSettings, extract_final_answer, grade, infer_answer_type
+
+MC = "Which is prime? (A) 4 (B) 6 (C) 7 (D) 9"
+CAPITALS = "Which is the capital of Italy? (A) Paris (B) London (C) Rome"
+MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer", "reward"),
+    [
+        ("12 - 5 = 7, but 11 would be wrong", "11", 0.0),
+        ("12 - 5 = 7", "7", 1.0),
+        ("I think it is 12, not 11.", "11", 0.0),
+        ("The answer is \\boxed{1,000}.", "1000", 1.0),
+        ("The answer is \\boxed{\\text{1,000 m}}.", "1000", 1.0),
+        ("So the total is $\\$12.50$.", "12.5", 1.0),
+        ("The answer is 50%.", "0.5", 1.0),
+        ("The answer is 50\\%.", "50", 1.0),
+        ("\\boxed{\\frac{1}{2}}", "0.5", 1.0),
+        ("\\boxed{\\dfrac{3}{4}}", "3/4", 1.0),
+        ("It is 1.5e3 grams", "1500", 1.0),
+        ("It equals 1.5 \\times 10^{3}", "1500", 1.0),
+        ("The final answer is -7", "-7", 1.0),
+        ("The final answer is 7", "-7", 0.0),
+        ("The final answer is +7", "7", 1.0),
+        ("The answer is 3.15", "3.1416", 0.0),
+        ("The answer is 3.14159", "3.1416", 1.0),  # within the default 1e-4 relative tolerance
+        ("The answer is 3 or 4 or 5", "4", 0.0),
+        ("**42**", "42", 1.0),
+        ("The answer is 42.", "41", 0.0),
+    ],
+)
+def test_number(completion, answer, reward):
+    assert grade("q", completion, answer, "NUMBER").reward == reward
+
+
+def test_number_tolerance_is_configurable():
+    loose = RuleSettings(rel_tol=1e-3)
+    assert grade("q", "The answer is 3.1416", "3.14159", "NUMBER").reward == 1.0
+    assert grade("q", "The answer is 3.14", "3.14159", "NUMBER").reward == 0.0
+    assert grade("q", "The answer is 3.14", "3.14159", "NUMBER", RuleSettings(rel_tol=1e-2)).reward == 1.0
+    assert grade("q", "The answer is 3.1414", "3.14159", "NUMBER", loose).reward == 1.0
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer", "reward"),
+    [
+        ("The final answer is \\boxed{2x+6}", "2(x+3)", 1.0),
+        ("\\boxed{x + 1}", "1 + x", 1.0),
+        ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", 1.0),
+        ("\\boxed{\\dfrac{1}{2}}", "\\frac{1}{2}", 1.0),
+        ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}", 1.0),
+        ("\\boxed{[1, 2]}", "[1, 2]", 1.0),
+        ("\\boxed{(1, 2]}", "(1, 2)", 0.0),
+        ("Thus x = 2", "2", 1.0),
+        ("\\boxed{\\pm 3}", "3, -3", 1.0),
+        ("So \\boxed{x^2+1}", "x^2-1", 0.0),
+        ("\\boxed{x^3}", "x^2", 0.0),
+        ("\\boxed{\\frac{1}{", "1/2", 0.0),
+    ],
+)
+def test_math_expressions(completion, answer, reward):
+    assert grade("q", completion, answer, "MATH_EXPRESSIONS").reward == reward
+
+
+@pytest.mark.parametrize(
+    ("prompt", "completion", "answer", "reward"),
+    [
+        (MC, "The answer is (C).", "C", 1.0),
+        (MC, "Answer: c", "C", 1.0),
+        (MC, "C) 7", "C", 1.0),
+        (MC, "\\boxed{C}", "C", 1.0),
+        (MC, "It's C", "C", 1.0),
+        (MC, "\\boxed{B}", "C", 0.0),
+        (MC, "It could be A, B, C or D", "C", 0.0),
+        (MC, "(A) or (C), hard to say", "C", 0.0),
+        (MC, "The answer is A good question", "C", 0.0),
+        (CAPITALS, "The capital is Rome.", "C", 1.0),
+        (CAPITALS, "The capital is London.", "C", 0.0),
+        (MC, "Answer: (C) 7", "(C) 7", 1.0),
+        (MULTI, "Answer: A, B and D", "ABD", 1.0),
+        (MULTI, "Answer: D, B, A", "ABD", 1.0),
+        (MULTI, "Answer: ABD", "A, B, D", 1.0),
+        (MULTI, "Answer: A, B", "ABD", 0.0),
+    ],
+)
+def test_multiple_choice(prompt, completion, answer, reward):
+    assert grade(prompt, completion, answer, "MULTIPLE_CHOICE").reward == reward
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer", "reward"),
+    [
+        ("The capital of France is Paris.", "Paris", 1.0),
+        ("the answer is: PARIS!", "Paris", 1.0),
+        ("The Eiffel Tower", "the eiffel tower", 1.0),
+        ("It is not Paris.", "Paris", 0.0),
+        ("Paris or London", "Paris", 0.0),
+        ("London", "Paris", 0.0),
+        ("Answer: São Paulo", "Sao Paulo", 1.0),
+    ],
+)
+def test_text(completion, answer, reward):
+    assert grade("q", completion, answer, "TEXT").reward == reward
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer_type", "reason"),
+    [
+        ("", "NUMBER", "empty"),
+        (":", "NUMBER", "punctuation_only"),
+        ("Let's solve this step by step.", "MATH_EXPRESSIONS", "master_key"),
+        ("1 2 3 4 5 6 7 8 9", "NUMBER", "answer_spray"),
+        ("A B C D", "MULTIPLE_CHOICE", "answer_spray"),
+        ("I will think about it.", "NUMBER", "no_final_answer"),
+    ],
+)
+def test_format_gate(completion, answer_type, reason):
+    verdict = grade(MC, completion, "C" if answer_type == "MULTIPLE_CHOICE" else "4", answer_type)
+    assert verdict.reward == 0.0 and verdict.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [("C", "MULTIPLE_CHOICE"), ("ABD", "MULTIPLE_CHOICE"), ("42", "NUMBER"), ("1/2", "NUMBER"),
+     ("2x + 1", "MATH_EXPRESSIONS"), ("\\sqrt{2}", "MATH_EXPRESSIONS"), ("Paris", "TEXT")],
+)  # fmt: skip
+def test_unknown_answer_type_is_inferred(answer, kind):
+    assert infer_answer_type(answer) == kind
+    verdict = grade("q", f"The answer is {answer}", answer, "GEOMETRY")
+    assert f"graded as {kind}" in verdict.explanation and "GEOMETRY" in verdict.explanation
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, 42, 3.5, b"bytes", {"a": 1}, ["x"], "\\boxed{" * 500, "}" * 1000, "\\frac{" * 300 + "1",
+     "$" * 999, "\x00\x01\x02", "A" * 10_000, "1" * 5000],
+)  # fmt: skip
+@pytest.mark.parametrize("answer_type", ["NUMBER", "MATH_EXPRESSIONS", "MULTIPLE_CHOICE", "TEXT", None])
+def test_never_raises_on_hostile_input(value, answer_type):
+    for args in ((value, value, "4"), ("q", value, "4"), ("q", "4", value)):
+        verdict = grade(*args, answer_type)
+        assert 0.0 <= verdict.reward <= 1.0 and verdict.reason
+
+
+def test_megabyte_completion_is_bounded():
+    completion = "Let me think. " * 80_000 + "The final answer is \\boxed{42}."
+    assert len(completion) > 1_000_000
+    assert grade("q", completion, "42", "NUMBER").reward == 1.0
+    assert grade("q", completion, "42", "MATH_EXPRESSIONS").reward == 1.0
+
+
+def test_extract_final_answer():
+    assert extract_final_answer("so \\boxed{\\frac{1}{2}} done", "MATH_EXPRESSIONS") == "\\frac{1}{2}"
+    assert extract_final_answer("12 - 5 = 7, but 11 would be wrong", "NUMBER") == "7"
+    assert extract_final_answer("Let's solve this step by step.", "NUMBER") is None
+    assert extract_final_answer("The answer is (B).", "MULTIPLE_CHOICE") == "B"
+
+
+def test_reward_system_interface():
+    system = RuleRewardSystem({"rel_tol": 0.01})
+    result = system.reward("q", "The answer is 3.14", "3.14159", "NUMBER")
+    assert result["reward"] == 1.0 and result["source"] == "rule" and result["extracted"] == "3.14"
+    assert {"reward", "source", "explanation", "extracted", "reason"} <= set(result)
+    batch = system.reward_batch(
+        [{"prompt": "q", "completion": "It is 4", "answer": "4"}, {"completion": None}]
+    )
+    assert [r["reward"] for r in batch] == [1.0, 0.0]

@@ -1,0 +1,53 @@
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from adapter.rules import grade
+from adapter.rules.symbolic import SymbolicTimeout, run_bounded
+
+SYMBOLIC = [
+    ("\\boxed{2x+6}", "2(x+3)"),
+    ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}"),
+    ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}"),
+    ("\\boxed{(1, 2]}", "(1, 2)"),
+    ("\\boxed{x^2+2x+1}", "(x+1)^2"),
+    ("\\boxed{\\frac{x}{2}}", "0.5x"),
+    ("\\boxed{x^3}", "x^2"),
+    ("Thus x = 2", "2"),
+]
+
+
+def test_time_bound_stops_runaway_work_in_a_worker_thread():
+    before = threading.active_count()
+    started = time.monotonic()
+    with pytest.raises(SymbolicTimeout):
+        run_bounded(lambda: sum(i * i for i in range(10**10)), 0.2)
+    assert time.monotonic() - started < 2.0
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == before  # the runaway thread was stopped, not leaked
+
+
+def test_errors_inside_the_bound_reach_the_caller():
+    with pytest.raises(ZeroDivisionError):
+        run_bounded(lambda: 1 / 0, 1.0)
+
+
+def test_works_outside_the_main_thread():
+    with ThreadPoolExecutor(1) as pool:
+        verdict = pool.submit(grade, "q", "\\boxed{2x+6}", "2(x+3)", "MATH_EXPRESSIONS").result()
+    assert verdict.reward == 1.0 and verdict.reason == "match"
+
+
+def test_8_threads_x_200_calls_match_single_threaded():
+    calls = [SYMBOLIC[i % len(SYMBOLIC)] for i in range(200)]
+    single = [grade("q", c, a, "MATH_EXPRESSIONS").reward for c, a in calls]
+    with ThreadPoolExecutor(8) as pool:
+        outputs = list(
+            pool.map(lambda _: [grade("q", c, a, "MATH_EXPRESSIONS").reward for c, a in calls], range(8))
+        )
+    assert all(out == single for out in outputs)
+    assert single[:8] == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
