@@ -65,7 +65,49 @@ def _parser() -> argparse.ArgumentParser:
     judge.add_argument("--answer", required=True)
     judge.add_argument("--answer-type", default=None)
     judge.add_argument("--timeout", type=float, default=60.0)
+
+    api = sub.add_parser("api", help="serve the judge server API (/judge, /batch_judge, /health, /metrics)")
+    rm = sub.add_parser("openrlhf-rm", help="serve an OpenRLHF remote reward model (/get_reward)")
+    for front, port in ((api, 8889), (rm, 5000)):
+        front.add_argument("--judge-url", help="the vLLM judge (default: the config's judge_url)")
+        front.add_argument("--config", type=Path, help="reward config YAML (configs/reward.yaml)")
+        front.add_argument("--host", default="127.0.0.1")
+        front.add_argument("--port", type=int, default=port)
+        front.add_argument("--max-body-bytes", type=int, help="413 above this (default 16 MiB)")
+        front.add_argument("--max-batch", type=int, help="422 above this many items (default 1024)")
+    api.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $JUDGE_API_KEY)")
+    rm.add_argument("--answer-type", help="answer type for every query (NUMBER, TEXT, ...)")
     return parser
+
+
+def _api(args: argparse.Namespace) -> int:
+    from adapter.http_api import run_api  # lazy: adapter imports judge_vllm
+
+    run_api(
+        config=args.config,
+        judge_url=args.judge_url,
+        host=args.host,
+        port=args.port,
+        api_key=args.api_key,
+        max_body_bytes=args.max_body_bytes,
+        max_batch=args.max_batch,
+    )
+    return 0
+
+
+def _openrlhf_rm(args: argparse.Namespace) -> int:
+    from adapter.integrations.openrlhf import run_openrlhf_rm  # lazy: adapter imports judge_vllm
+
+    run_openrlhf_rm(
+        config=args.config,
+        judge_url=args.judge_url,
+        host=args.host,
+        port=args.port,
+        answer_type=args.answer_type,
+        max_body_bytes=args.max_body_bytes,
+        max_batch=args.max_batch,
+    )
+    return 0
 
 
 def _serve(args: argparse.Namespace, extra: list[str]) -> int:
@@ -150,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
             return _stop(args)
         if args.command == "health":
             return asyncio.run(_health(api_root(args.url)))
+        if args.command == "api":
+            return _api(args)
+        if args.command == "openrlhf-rm":
+            return _openrlhf_rm(args)
         return asyncio.run(_judge(args))
     except JudgeError as err:
         print(f"error: {err}", file=sys.stderr)
