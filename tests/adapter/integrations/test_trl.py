@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from trl.trainer.utils import get_callable_name, is_async_callable
 
+from adapter.integrations import trl as trl_integration
 from adapter.integrations.trl import (
     DEFAULT_NAME,
     async_judge_reward_func,
@@ -52,6 +53,12 @@ class TrlKwargs:
             "log_metric": self.metrics.__setitem__,
             **self.columns,
         }
+
+
+def test_public_api():
+    documented = {"judge_reward_func", "async_judge_reward_func", "JudgeRewardFunc", "AsyncJudgeRewardFunc"}
+    assert documented <= set(trl_integration.__all__)
+    assert all(hasattr(trl_integration, name) for name in trl_integration.__all__)
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,18 @@ def configured(
     return fake_judge
 
 
+def test_public_api():
+    documented = {
+        "compute_score",
+        "compute_score_async",
+        "compute_score_batch",
+        "get_adapter",
+        "close_adapter",
+    }
+    assert documented <= set(verl.__all__)
+    assert all(hasattr(verl, name) for name in verl.__all__)
+
+
 def test_naive_reward_manager_call(configured):
     reward_tensor = torch.zeros(2, 8)
     reward_extra_info: dict[str, list[Any]] = defaultdict(list)
