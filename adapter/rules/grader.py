@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 _MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b", re.IGNORECASE)
 _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, AnswerType.MULTIPLE_CHOICE.value}
 DEFAULT_SETTINGS = RuleSettings()
+MAX_UNANCHORED_CHARS = 120
 
 
 def infer_answer_type(answer: str) -> str:
@@ -52,8 +53,18 @@ def _grade_number(completion: str, answer: str, settings: RuleSettings) -> RuleV
     return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
 
 
+def _unanchored_expression(completion: str) -> str | None:
+    """Without a marker: what follows the last "=" (or " is ") on the last line, else that line."""
+    lines = [line.strip() for line in completion.strip().splitlines() if line.strip()]
+    if not lines or len(lines[-1]) > MAX_UNANCHORED_CHARS:
+        return None
+    last = lines[-1].rstrip(".")
+    separator = "=" if "=" in last else " is "
+    return last.rsplit(separator, 1)[-1].strip() or None
+
+
 def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
-    pred = anchored_answer(completion) or final_number_text(completion, None)
+    pred = anchored_answer(completion) or _unanchored_expression(completion)
     if pred is None:
         return _verdict(0.0, "no_final_answer", "no final expression found", None)
     try:

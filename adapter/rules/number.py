@@ -18,12 +18,12 @@ _NEGATED_AFTER = re.compile(
     r"^\s*(?:would be|is|are|was|will be)?\s*(?:wrong|incorrect|not\b)|^\s*is not\b", re.IGNORECASE
 )
 _NEGATED_BEFORE = re.compile(r"(?:\bnot|\bisn't|\bnever|\bno)\s*$", re.IGNORECASE)
-_EQUALS_RESULT = re.compile(r"=\s*\\?\$?\s*(" + _NUM + r")")
 _HEDGE = re.compile(r"\b(?:or|either)\b", re.IGNORECASE)
 # A number as it stands in running text: a LaTeX fraction, scientific notation, or plain.
 _TOKEN = re.compile(
     r"[-+]?\\[dt]?frac\s*\{\s*(?:" + _NUM + r")\s*\}\s*\{\s*(?:" + _NUM + r")\s*\}"
     r"|(?:" + _NUM + r")\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*\{?\s*[-+]?\d+\s*\}?"
+    r"|(?:" + _NUM + r")\s*/\s*(?:" + _NUM + r")(?![\d/])"
     r"|(?:" + _NUM + r")"
 )
 
@@ -107,7 +107,7 @@ def _standing_numbers(text: str) -> list[re.Match[str]]:
 
 def final_number_text(text: str, anchored: str | None) -> str | None:
     """The text of the final number: the anchored answer if it holds one number, else the
-    result of the last "=", else the last number that is not negated."""
+    last number in the text that is not negated ("7, but 11 would be wrong" -> 7)."""
     if anchored is not None:
         if parse_number(anchored) is not None:
             return anchored
@@ -117,17 +117,11 @@ def final_number_text(text: str, anchored: str | None) -> str | None:
         if numbers:
             return _span_with_suffix(anchored, numbers[0])
         return None
-    results = _EQUALS_RESULT.findall(text)
-    if results:
-        return results[-1]
     numbers = _standing_numbers(text)
     return _span_with_suffix(text, numbers[-1]) if numbers else None
 
 
 def _span_with_suffix(text: str, match: re.Match[str]) -> str:
-    """The number plus a trailing percent sign or a simple fraction, if any."""
-    tail = text[match.end() : match.end() + 16]
-    frac = re.match(r"\s*/\s*(" + _NUM + r")", tail)
-    if frac:
-        return match.group(0) + "/" + frac.group(1)
+    """The number plus a trailing percent sign, if any."""
+    tail = text[match.end() : match.end() + 4]
     return match.group(0) + ("%" if tail.lstrip().startswith(("%", "\\%")) else "")

@@ -10,7 +10,9 @@ __all__ = ["normalise", "text_match"]
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _PUNCT = re.compile(r"[^\w\s]")
 _SPACES = re.compile(r"\s+")
-_NEGATION = re.compile(r"\b(?:not|no|never|isn't|isnt|wasn't|aren't|n't|neither|nor)\s+(?:\w+\s+){0,2}$")
+_NEGATION = re.compile(r"\b(?:not|no|never|isnt|wasnt|arent|neither|nor)\s+(?:\w+\s+){0,2}$")
+_NEGATED_AFTER = re.compile(r"^\s*(?:is|was|are|were)\s+(?:not|never)\b|^\s*(?:isnt|wasnt|arent)\b")
+_CLAUSES = re.compile(r"[,;:.!?]+|\bbut\b")
 _HEDGE = re.compile(r"\b(?:or|either)\b")
 
 
@@ -28,10 +30,12 @@ def text_match(gold: str, span: str) -> tuple[bool, str]:
         return False, "empty"
     if g == s:
         return True, "match"
-    found = [m for m in re.finditer(rf"(?<!\w){re.escape(g)}(?!\w)", s)]
-    if not found:
+    pattern = re.compile(rf"(?<!\w){re.escape(g)}(?!\w)")
+    clauses = [normalise(c.replace("'", "")) for c in _CLAUSES.split(span.lower())]
+    mentions = [(c, m) for c in clauses for m in pattern.finditer(c)]
+    if not mentions:
         return False, "mismatch"
-    if all(_NEGATION.search(s[: m.start()]) for m in found):
+    if all(_NEGATION.search(c[: m.start()]) or _NEGATED_AFTER.match(c[m.end() :]) for c, m in mentions):
         return False, "negated"
     if _HEDGE.search(s) and len(s.split()) > len(g.split()) + 1:
         return False, "hedged"

@@ -29,6 +29,10 @@ MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
         ("The answer is 3.14159", "3.1416", 1.0),  # within the default 1e-4 relative tolerance
         ("The answer is 3 or 4 or 5", "4", 0.0),
         ("**42**", "42", 1.0),
+        ("Half of 1 is 1/2.", "0.5", 1.0),
+        ("100 / 8 = 25/2", "12.5", 1.0),
+        ("1/3 + 1/6 = 2/6 + 1/6 = 3/6 = 1/2", "0.5", 1.0),
+        ("12 - 5 = 7, so adding the 4 left over gives 11.", "7", 0.0),
         ("The answer is 42.", "41", 0.0),
     ],
 )
@@ -59,6 +63,12 @@ def test_number_tolerance_is_configurable():
         ("So \\boxed{x^2+1}", "x^2-1", 0.0),
         ("\\boxed{x^3}", "x^2", 0.0),
         ("\\boxed{\\frac{1}{", "1/2", 0.0),
+        ("2(x + 1) = 2x + 2", "2x + 2", 1.0),
+        ("x^2 + 6x + 9", "x^2 + 6x + 9", 1.0),
+        ("9 + 6x + x^2", "x^2 + 6x + 9", 1.0),
+        ("\\frac{d}{dx} x^3 = 3x^{2}", "3x^2", 1.0),
+        ("The limit is 1.", "1", 1.0),
+        ("The limit is 2.", "1", 0.0),
     ],
 )
 def test_math_expressions(completion, answer, reward):
@@ -100,6 +110,8 @@ def test_multiple_choice(prompt, completion, answer, reward):
         ("Paris or London", "Paris", 0.0),
         ("London", "Paris", 0.0),
         ("Answer: São Paulo", "Sao Paulo", 1.0),
+        ("Jupiter is not the largest; Saturn is.", "Jupiter", 0.0),
+        ("Not Michelangelo and not Raphael: Leonardo da Vinci.", "Leonardo da Vinci", 1.0),
     ],
 )
 def test_text(completion, answer, reward):
