@@ -6,6 +6,7 @@ The fake judge scores 5 (reward 1.0) when the reference answer appears in the re
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -225,6 +226,19 @@ def test_batch_responses_keep_request_order_and_use_one_batched_path(api, fake_j
     assert all(set(r) == SEED_FIELDS for r in responses)
     assert fake_judge.counts["/v1/chat/completions"] == 0
     assert 1 <= fake_judge.counts["/v1/chat/completions/batch"] < 6
+
+
+async def test_concurrent_judge_calls_share_judge_batches(fake_judge, tmp_path):
+    # a long batch window, so the eight concurrent requests surely meet in the micro-batcher
+    app = create_app(_config(fake_judge.url, tmp_path, batch_timeout=0.5))
+    with ApiServer(app) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            replies = await asyncio.gather(
+                *(http.post("/judge", json=_item(f"What is {n}?", f"It is {n}.", str(n))) for n in range(8))
+            )
+    assert [r.json()["score"] for r in replies] == [1.0] * 8
+    calls = fake_judge.counts["/v1/chat/completions/batch"] + fake_judge.counts["/v1/chat/completions"]
+    assert 1 <= calls < 8
 
 
 def test_empty_batch_is_an_empty_answer(api):
