@@ -49,8 +49,9 @@ def anchored_answer(text: str) -> str | None:
         matches = list(anchor.finditer(text))
         if matches:
             clause = _first_clause(matches[-1].group(1))
+            inner = anchored_answer(clause) if clause and clause != text else None
             if clause:
-                return last_boxed(clause) or clause
+                return inner or last_boxed(clause) or clause
     bold = _BOLD.findall(text)
     return bold[-1].strip() if bold else None
 

@@ -11,7 +11,7 @@ from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer
 from adapter.rules.number import final_number_text, numbers_equal, parse_number
 from adapter.rules.settings import RuleSettings, RuleVerdict
-from adapter.rules.symbolic import SymbolicTimeout, math_equal
+from adapter.rules.symbolic import SymbolicTimeout, completion_matches, math_equal
 from adapter.rules.text import text_match
 from judge_vllm.schemas import AnswerType, coerce_text
 
@@ -21,6 +21,9 @@ logger = logging.getLogger(__name__)
 
 _MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b", re.IGNORECASE)
 _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, AnswerType.MULTIPLE_CHOICE.value}
+# Pre-check reasons that mean "no final answer"; spoofing and injection are judge defences.
+_FORMAT_REASONS = {"empty", "punctuation_only", "master_key", "answer_spray", "no_final_answer"}
+_LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[].*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
 MAX_UNANCHORED_CHARS = 120
 
@@ -31,6 +34,8 @@ def infer_answer_type(answer: str) -> str:
         r"\(?[A-J]\)?|[A-J]{2,10}|[A-J](?:\s*,\s*[A-J])+", answer.strip()
     ):
         return AnswerType.MULTIPLE_CHOICE.value
+    if _LATEX_OR_RELATION.search(answer.strip()):
+        return AnswerType.MATH_EXPRESSIONS.value
     if parse_number(answer) is not None:
         return AnswerType.NUMBER.value
     if _MATHY.search(answer):
@@ -64,11 +69,16 @@ def _unanchored_expression(completion: str) -> str | None:
 
 
 def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
+    """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
+    plain text, or when it finds nothing: our final-answer span."""
     pred = anchored_answer(completion) or _unanchored_expression(completion)
-    if pred is None:
-        return _verdict(0.0, "no_final_answer", "no final expression found", None)
+    latex = any(mark in completion for mark in ("$", "\\(", "\\[")) or completion.count("\\boxed") > 1
     try:
-        equal = math_equal(answer, pred, settings.math_timeout_s)
+        equal = completion_matches(answer, completion, settings.math_timeout_s) if latex else None
+        if equal is None:
+            if pred is None:
+                return _verdict(0.0, "no_final_answer", "no final expression found", None)
+            equal = math_equal(answer, pred, settings.math_timeout_s)
     except SymbolicTimeout as err:
         logger.info("rule reward: %s (reward 0)", err)
         return _verdict(0.0, "timeout", str(err), pred)
@@ -122,7 +132,7 @@ def grade(
     if inferred:
         kind = infer_answer_type(answer_s)
     gate = precheck(completion_s, answer_s, kind)
-    if gate is not None and kind in _FORMAT_GATED:
+    if gate is not None and kind in _FORMAT_GATED and gate.reason in _FORMAT_REASONS:
         return _verdict(0.0, gate.reason, gate.explanation, None)
     try:
         if kind == AnswerType.NUMBER.value:

@@ -7,7 +7,9 @@ import re
 
 __all__ = ["final_number_text", "numbers_equal", "parse_number"]
 
-_NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+"
+_NUM = r"(?<![A-Za-z])(?:[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)"
+_DECIMAL_COMMA = re.compile(r"^[-+]?\d+,\d{1,2}$|^[-+]?0,\d+$")
+_SPACED_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 _NUMBER = re.compile(_NUM)
 _FRAC = re.compile(r"^([-+]?)\\[dt]?frac\s*\{\s*(" + _NUM + r")\s*\}\s*\{\s*(" + _NUM + r")\s*\}$")
 _SLASH = re.compile(r"^(" + _NUM + r")\s*/\s*(" + _NUM + r")$")
@@ -24,6 +26,7 @@ _TOKEN = re.compile(
     r"[-+]?\\[dt]?frac\s*\{\s*(?:" + _NUM + r")\s*\}\s*\{\s*(?:" + _NUM + r")\s*\}"
     r"|(?:" + _NUM + r")\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*\{?\s*[-+]?\d+\s*\}?"
     r"|(?:" + _NUM + r")\s*/\s*(?:" + _NUM + r")(?![\d/])"
+    r"|[-+]?\d+,\d{1,2}(?![\d,])"
     r"|(?:" + _NUM + r")"
 )
 
@@ -31,7 +34,7 @@ _TOKEN = re.compile(
 def _clean(text: str) -> str:
     text = _TEXT_CMD.sub(r"\1", text)
     text = text.replace("−", "-").replace("\\!", "").replace("\\,", "").replace("\\ ", " ")
-    text = text.replace("\\%", "%")
+    text = text.replace("\\%", "%").replace("{,}", ",")
     text = re.sub(r"\\?[$€£¥]|dollars?|USD", " ", text)
     text = text.strip().rstrip(".;:").strip()
     while len(text) > 1 and text[0] + text[-1] in ("{}", "()", "[]") and _balanced(text[1:-1]):
@@ -55,6 +58,11 @@ def parse_number(text: str) -> tuple[float, bool] | None:
     s = _clean(text)
     percent = s.endswith("%")
     s = s.rstrip("%").strip()
+    if _SPACED_THOUSANDS.match(s):
+        s = s.replace(" ", "")
+    comma = _DECIMAL_COMMA.match(s)
+    if comma:  # "1000,99", "0,111": a decimal comma, not a thousands separator
+        s = s.replace(",", ".")
     if not re.fullmatch(_NUM, s):
         s = _UNITS.sub("", s).strip()
     for pattern, build in (

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
-__all__ = ["SymbolicTimeout", "math_equal", "run_bounded"]
+__all__ = ["SymbolicTimeout", "completion_matches", "math_equal", "run_bounded"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +80,21 @@ def _equal(gold: str, pred: str) -> bool:
     if not gold_parsed or not pred_parsed:
         return False
     return bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
+
+
+def _completion_equal(gold: str, completion: str) -> bool | None:
+    pred_parsed = parse(completion, extraction_config=_CONFIGS, parsing_timeout=None)  # type: ignore[arg-type]
+    if not pred_parsed:
+        return None
+    gold_parsed = _parse(gold)
+    return bool(gold_parsed) and bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
+
+
+def completion_matches(gold: str, completion: str, timeout_s: float) -> bool | None:
+    """math-verify's own extraction on a whole completion: True/False, or None if it found nothing."""
+    if len(gold) > MAX_EXPRESSION_CHARS:
+        return False
+    return run_bounded(lambda: _completion_equal(gold, completion[-4 * MAX_EXPRESSION_CHARS :]), timeout_s)
 
 
 def math_equal(gold: str, pred: str, timeout_s: float) -> bool:

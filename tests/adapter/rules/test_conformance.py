@@ -1,0 +1,9 @@
+"""Our rule reward against math-verify's own test cases (its sdist is fetched from PyPI, cached)."""
+
+from eval.math_verify_conformance import run, to_markdown
+
+
+def test_agrees_with_math_verify_on_at_least_95_percent_of_its_cases():
+    report = run()
+    assert report.total > 200  # the cases were actually found
+    assert report.rate >= 0.95, to_markdown(report)
