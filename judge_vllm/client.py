@@ -61,9 +61,10 @@ def api_root(judge_url: str) -> str:
 def _max_tokens(config: JudgeClientConfig) -> int:
     if config.mode == "fast":
         return 2
-    # JSON punctuation and the score, plus a worst case of ~2 characters per token.
+    # JSON punctuation and the score, plus the explanation at a worst case of one token per
+    # character (digits). The schema's maxLength ends generation long before this cap.
     extra = ASPECT_TOKENS if config.aspects else 0
-    return JSON_OVERHEAD_TOKENS + extra + config.max_explanation_chars // 2
+    return JSON_OVERHEAD_TOKENS + extra + config.max_explanation_chars
 
 
 class JudgeClient:

@@ -36,7 +36,7 @@ def test_enforce_eager_flag():
 
 def test_resolve_model_accepts_hub_ids_and_rejects_non_models(tmp_path):
     assert resolve_model("Qwen/Qwen2.5-7B-Instruct") == "Qwen/Qwen2.5-7B-Instruct"
-    with pytest.raises(JudgeConfigError, match="no config.json"):
+    with pytest.raises(JudgeConfigError, match=r"no config\.json"):
         resolve_model(str(tmp_path))
     with pytest.raises(JudgeConfigError, match="embedded model"):
         resolve_model("not-a-model")
