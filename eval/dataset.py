@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from judge_vllm.schemas import coerce_text
+from judge_vllm.schemas import coerce_text, normalise_answer_type
 
 __all__ = [
     "EvalRow",
@@ -54,9 +54,7 @@ class EvalRow(BaseModel):
     @field_validator("answer_type", mode="before")
     @classmethod
     def _answer_type(cls, value: Any) -> str | None:
-        if value is None or value == "":
-            return None
-        return coerce_text(value, "answer_type").strip().upper() or None
+        return normalise_answer_type(value)
 
     @field_validator("label", mode="before")
     @classmethod

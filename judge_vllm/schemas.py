@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["AnswerType", "JudgeRequest", "Verdict", "coerce_text"]
+__all__ = ["AnswerType", "JudgeRequest", "Verdict", "coerce_text", "normalise_answer_type"]
 
 
 class AnswerType(str, Enum):
@@ -31,6 +31,15 @@ def coerce_text(value: Any, field: str) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     raise ValueError(f"{field} must be a string (or a number), got {type(value).__name__}")
+
+
+def normalise_answer_type(value: Any) -> str | None:
+    """Upper-case answer_type name, or None when absent or blank."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, AnswerType):
+        return value.value
+    return coerce_text(value, "answer_type").strip().upper() or None
 
 
 def _new_request_id() -> str:
@@ -57,11 +66,7 @@ class JudgeRequest(BaseModel):
     @field_validator("answer_type", mode="before")
     @classmethod
     def _answer_type(cls, value: Any) -> str | None:
-        if value is None or value == "":
-            return None
-        if isinstance(value, AnswerType):
-            return value.value
-        return coerce_text(value, "answer_type").strip().upper() or None
+        return normalise_answer_type(value)
 
     @field_validator("request_id", mode="before")
     @classmethod
