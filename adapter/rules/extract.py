@@ -1,37 +1,83 @@
 """Final-answer extraction: the answer a completion commits to, not every value it mentions.
 
-Order of preference: the last ``\\boxed{}`` / ``\\fbox{}``, "the final answer is ...",
-"Answer: ...", "the answer is ...", the last bold span; then, per type, a last resort.
+Order of preference: the last ``\\boxed{}`` / ``\\fbox{}`` (boxes joined only by "and", "or"
+or commas count as one answer: "\\boxed{3} or \\boxed{4}" is "3, 4"), "the final answer is ...",
+"#### ...", "Answer: ...", "the answer is ...", the last bold span; then, per type, a last
+resort (the last standing number, the expression after the last "=").
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["anchored_answer", "extract_final_answer", "last_boxed"]
+__all__ = ["anchored_answer", "extract_final_answer", "last_boxed", "trailing_expression"]
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# What may stand between two boxes that together make one answer.
+_BOX_JOINER = re.compile(r"[\s$,;&]*(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)?[\s$,;&]*", re.IGNORECASE)
+# Anchors in order of preference; within one, the last occurrence wins.
 _ANCHORS = (
-    re.compile(r"final answer\s*(?:is|:|=)\s*(.+)", re.IGNORECASE),
-    re.compile(r"(?:^|\n)\s*\**answer\**\s*[:=]\s*(.+)", re.IGNORECASE),
-    re.compile(r"\bthe (?:correct )?answer is\s*:?\s*(.+)", re.IGNORECASE),
+    re.compile(r"final answer\**\s*(?:is|:|=)\s*\**\s*(.+)", re.IGNORECASE),
+    re.compile(r"(?:^|\n)#+\s*final answer\s*:?\s*\**\s*\n+\s*(.+)", re.IGNORECASE),
+    re.compile(r"(?:^|\n)####\s*(.+)"),
+    re.compile(r"(?:^|\n|[.!?]\s|\*\*)\s*\**answer\**\s*[:=]\s*\**\s*(.+)", re.IGNORECASE),
+    re.compile(
+        r"\bthe (?:correct |right |final )?(?:answer|option|choice) (?:is|would be|will be)\s*:?\s*(.+)",
+        re.IGNORECASE,
+    ),
     re.compile(r"\banswer is\s*:?\s*(.+)", re.IGNORECASE),
 )
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
-_SENTENCE_END = re.compile(r"(?<=[^\d\s])\.(?:\s|$)|\n")
+# A sentence ends at a line break, or at a period followed by the start of a new sentence.
+_SENTENCE_END = re.compile(r"\n|\.(?=\s*$)|\.\s+(?=[A-Z(\\$*\[])|(?<=[^\d\s])\.\s")
+MAX_TRAILING_LINE_CHARS = 120
+_CONNECTOR = re.compile(
+    r"(?:^|[,:;]\s*|\s)(?:so|thus|therefore|hence|then|giving|gives|we get)\s+", re.IGNORECASE
+)
+_HEDGE = re.compile(r"\b(?:or|either)\b", re.IGNORECASE)
+
+
+def _brace_pairs(text: str) -> dict[int, int]:
+    """Index of each ``{`` -> index of its matching ``}``, in one linear pass."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for i, ch in enumerate(text):
+        if ch == "{":
+            stack.append(i)
+        elif ch == "}" and stack:
+            pairs[stack.pop()] = i
+    return pairs
+
+
+def _boxes(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of every complete outermost box."""
+    if "\\boxed" not in text and "\\fbox" not in text:
+        return []
+    pairs = _brace_pairs(text)
+    found: list[tuple[int, int, str]] = []
+    for match in _BOX.finditer(text):
+        open_at = match.end() - 1
+        if found and match.start() < found[-1][1]:
+            continue  # a box inside the previous box
+        close_at = pairs.get(open_at)
+        if close_at is not None:
+            found.append((match.start(), close_at + 1, text[open_at + 1 : close_at].strip()))
+    return found
 
 
 def last_boxed(text: str) -> str | None:
-    """Content of the last ``\\boxed{...}`` / ``\\fbox{...}``, with nested braces."""
-    starts = [m.end() for m in _BOX.finditer(text)]
-    for start in reversed(starts):
-        depth, i = 1, start
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth == 0:
-            return text[start : i - 1].strip()
-    return None
+    """Content of the last ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces), with the boxes
+    joined to it by "and", "or" or commas ("\\boxed{3} or \\boxed{4}" -> "3, 4")."""
+    boxes = _boxes(text)
+    if not boxes:
+        return None
+    group = [boxes[-1][2]]
+    for (_, end, content), (start, _, _) in zip(reversed(boxes[:-1]), reversed(boxes[1:]), strict=True):
+        if not _BOX_JOINER.fullmatch(text[end:start]):
+            break
+        if content not in group:
+            group.insert(0, content)
+    return ", ".join(group)
 
 
 def _first_clause(span: str) -> str:
@@ -46,14 +92,34 @@ def anchored_answer(text: str) -> str | None:
     if boxed is not None:
         return boxed
     for anchor in _ANCHORS:
-        matches = list(anchor.finditer(text))
-        if matches:
-            clause = _first_clause(matches[-1].group(1))
-            inner = anchored_answer(clause) if clause and clause != text else None
-            if clause:
-                return inner or last_boxed(clause) or clause
+        last = None
+        for last in anchor.finditer(text):  # noqa: B007 - the last occurrence is the commitment
+            pass
+        if last is None:
+            continue
+        clause = _first_clause(last.group(1))
+        if clause:
+            inner = anchored_answer(clause) if clause != text else None
+            return inner or clause
     bold = _BOLD.findall(text)
-    return bold[-1].strip() if bold else None
+    if not bold:
+        return None
+    return bold[-1].strip().strip("$ ").rstrip(".") or None
+
+
+def trailing_expression(text: str) -> str | None:
+    """Without a marker: the claim on the last line. A hedged claim ("so x = 2 or x = 3") is kept
+    whole, so that it is compared as a set; otherwise what follows its last "=" or " is "."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines or len(lines[-1]) > MAX_TRAILING_LINE_CHARS:
+        return None
+    last = lines[-1].rstrip(".").strip()
+    parts = _CONNECTOR.split(last)
+    claim = parts[-1].strip() if parts[-1].strip() else last
+    if _HEDGE.search(claim):
+        return claim
+    separator = "=" if "=" in claim else " is "
+    return claim.rsplit(separator, 1)[-1].strip().strip("$").strip() or None
 
 
 def extract_final_answer(completion: str, answer_type: str | None = None) -> str | None:
@@ -71,6 +137,6 @@ def extract_final_answer(completion: str, answer_type: str | None = None) -> str
     if anchored:
         return anchored
     if kind == "MATH_EXPRESSIONS":
-        return number.final_number_text(text, None)
+        return trailing_expression(text)
     stripped = text.strip()
     return stripped or None

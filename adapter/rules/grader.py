@@ -8,7 +8,7 @@ from typing import Any
 
 from adapter.prechecks import precheck
 from adapter.rules.choice import chosen_letters, gold_letters
-from adapter.rules.extract import anchored_answer
+from adapter.rules.extract import anchored_answer, trailing_expression
 from adapter.rules.number import final_number_text, numbers_equal, parse_number
 from adapter.rules.settings import RuleSettings, RuleVerdict
 from adapter.rules.symbolic import SymbolicTimeout, completion_matches, math_equal
@@ -25,7 +25,6 @@ _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, Ans
 _FORMAT_REASONS = {"empty", "punctuation_only", "master_key", "answer_spray", "no_final_answer"}
 _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[].*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
-MAX_UNANCHORED_CHARS = 120
 
 
 def infer_answer_type(answer: str) -> str:
@@ -50,41 +49,45 @@ def _verdict(reward: float, reason: str, explanation: str, extracted: str | None
 def _grade_number(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
     pred = final_number_text(completion, anchored_answer(completion))
     if pred is None:
-        return _verdict(0.0, "no_final_answer", "no final number found", None)
+        return _verdict(0.0, "no_final_answer", "no single final number found", None)
     if numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
         return _verdict(1.0, "match", f"final number {pred} equals {answer}", pred)
-    if parse_number(answer) is None:  # a reference like "2\sqrt{3}": let sympy decide
-        return _grade_math(completion, answer, settings)
-    return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
+    if parse_number(answer) is not None and parse_number(pred) is not None:
+        return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
+    # "2^3", "\sqrt{4}" or a reference like "2\sqrt{3}": sympy decides.
+    return _symbolic_verdict(answer, pred, settings)
 
 
-def _unanchored_expression(completion: str) -> str | None:
-    """Without a marker: what follows the last "=" (or " is ") on the last line, else that line."""
-    lines = [line.strip() for line in completion.strip().splitlines() if line.strip()]
-    if not lines or len(lines[-1]) > MAX_UNANCHORED_CHARS:
-        return None
-    last = lines[-1].rstrip(".")
-    separator = "=" if "=" in last else " is "
-    return last.rsplit(separator, 1)[-1].strip() or None
-
-
-def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
-    """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
-    plain text, or when it finds nothing: our final-answer span."""
-    pred = anchored_answer(completion) or _unanchored_expression(completion)
-    latex = any(mark in completion for mark in ("$", "\\(", "\\[")) or completion.count("\\boxed") > 1
+def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings) -> RuleVerdict:
     try:
-        equal = completion_matches(answer, completion, settings.math_timeout_s) if latex else None
-        if equal is None:
-            if pred is None:
-                return _verdict(0.0, "no_final_answer", "no final expression found", None)
-            equal = math_equal(answer, pred, settings.math_timeout_s)
+        equal = math_equal(answer, pred, settings.math_timeout_s)
     except SymbolicTimeout as err:
         logger.info("rule reward: %s (reward 0)", err)
         return _verdict(0.0, "timeout", str(err), pred)
     if equal:
         return _verdict(1.0, "match", f"{pred} is equivalent to {answer}", pred)
     return _verdict(0.0, "mismatch", f"{pred} is not equivalent to {answer}", pred)
+
+
+def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
+    """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
+    plain text, or when it finds nothing: our final-answer span."""
+    pred = anchored_answer(completion) or trailing_expression(completion)
+    latex = any(mark in completion for mark in ("$", "\\(", "\\[")) or completion.count("\\boxed") > 1
+    if latex:
+        try:
+            equal = completion_matches(answer, completion, settings.math_timeout_s)
+        except SymbolicTimeout as err:
+            logger.info("rule reward: %s (reward 0)", err)
+            return _verdict(0.0, "timeout", str(err), pred)
+        if equal is not None:
+            shown = pred or "math-verify's extraction"
+            if equal:
+                return _verdict(1.0, "match", f"{shown} is equivalent to {answer}", pred)
+            return _verdict(0.0, "mismatch", f"{shown} is not equivalent to {answer}", pred)
+    if pred is None:
+        return _verdict(0.0, "no_final_answer", "no final expression found", None)
+    return _symbolic_verdict(answer, pred, settings)
 
 
 def _grade_choice(prompt: str, completion: str, answer: str) -> RuleVerdict:
