@@ -1,43 +1,74 @@
-"""Multiple choice: the option letter(s) a completion commits to, and the options in a prompt."""
+"""Multiple choice: the option letter(s) a completion commits to, and the options in a prompt.
+
+A completion commits to letters through a marker ("Answer: C", "\\boxed{C}", "the correct option
+is (C)"), a last line that is only letters ("C", "A, B and D"), one letter it affirms ("I choose C",
+"so C.", "C is correct"), or the text of exactly one option of the prompt ("The capital is Rome").
+Negated letters ("not C", "(A) is wrong") do not count; several candidates without a commitment
+("A or C", "(A) ... (B) ... (C)") give no answer.
+"""
 
 from __future__ import annotations
 
 import re
 
 from adapter.rules.extract import anchored_answer
-from adapter.rules.text import normalise
+from adapter.rules.text import text_match
 
 __all__ = ["chosen_letters", "gold_letters", "parse_options"]
 
-_LETTERS = "ABCDEFGHIJ"
-_LETTER_SET = re.compile(r"^\(?([A-J])\)?(?:\s*(?:,|and|&|\s)\s*\(?([A-J])\)?)*[.)]?$")
-_LOWER_SET = re.compile(r"^\(?([a-j])\)?[.)]?$")
-_OPTION = re.compile(r"(?:^|\s|\n)\(?([A-J])[).:]\s*(.+?)(?=\s+\(?[A-J][).:]\s|\n|$)")
-_STANDALONE = re.compile(
-    r"(?<![A-Za-z])\(([A-J])\)|(?:^|\n)\s*([A-J])[).:]?\s*$|(?<![A-Za-z'])([A-J])\)"
-    r"|(?:\bis|'s|\bchoose|\bpick|\bselect|\boption|\bchoice)\s+([A-J])\b(?![.']?[A-Za-z])"
+MAX_PROMPT_CHARS = 20_000
+_WRAPPER = re.compile(r"\\(?:text|mathrm|textbf|mathbf|mbox)\s*\{([^{}]*)\}")
+_LETTER_LIST = re.compile(r"[\s(),;&A-J]+")
+_AND = re.compile(r"\band\b")
+_LOWER_ONE = re.compile(r"\(?([a-j])\)?[.)]?")
+_HEAD = re.compile(r"(?:\(([A-J])\)|([A-J])[.):])\s+\S")  # "(C) Paris" / "C. Paris"
+_AFFIRMED_HEAD = re.compile(
+    r"\(?([A-J])\)?\s+(?:is|would be|should be|seems)\s+(?:the\s+)?(?:correct|right|answer|best|true)\b"
 )
+_OPTION = re.compile(r"(?:^|\s)\(?([A-J])[).:]\s*(.+?)(?=\s+\(?[A-J][).:]\s|\n|$)")
+# A letter the completion affirms: "(C)", "C)", "is C", "choose C", "so C", "C is correct".
+_AFFIRMED = re.compile(
+    r"(?<![A-Za-z\\])\(([A-J])\)"
+    r"|^[ \t]*\(?([A-J])[).:]?[ \t]*$"
+    r"|(?<![A-Za-z'\\(])([A-J])\)"
+    r"|(?:\bis|'s|\bchoose|\bchose|\bpick|\bselect|\boption|\bchoice|\bso|\bthus|\btherefore|\bhence)"
+    r"\s+\(?([A-J])\b(?![.']?[A-Za-z])"
+    r"|(?<![A-Za-z'\\])([A-J])\s+(?:is|would be|should be)\s+(?:the\s+)?(?:correct|right|answer|best)\b",
+    re.MULTILINE,
+)
+_NEGATED_BEFORE = re.compile(
+    r"(?:\bnot|\bn't|\bnever|\bexcept|\bexclude|\brule out|\beliminate)\s*$", re.IGNORECASE
+)
+_NEGATED_AFTER = re.compile(
+    r"^\s*(?:is|are|would be|seems)\s+(?:not\b|wrong|incorrect|false|impossible|ruled out)", re.IGNORECASE
+)
+_HEDGE = re.compile(r"\b(?:or|either|maybe|perhaps)\b", re.IGNORECASE)
+
+
+def _unwrap(span: str) -> str:
+    return _WRAPPER.sub(r"\1", span).strip().strip("*$ ").rstrip(".").strip()
 
 
 def _letters_of(span: str) -> set[str] | None:
-    """Letters if the span is only option letters: "C", "(C)", "A, B and D", "ABD", "c"."""
-    span = span.strip().strip("*$").strip()
+    """Letters if the span is only option letters: "C", "(C)", "A, B and D", "ABD", "c", "(C) Paris"."""
+    span = _unwrap(span)
     if re.fullmatch(r"[A-J]{2,10}", span):
         return set(span)
-    if _LETTER_SET.match(span):
-        return set(re.findall(r"[A-J]", span))
-    lower = _LOWER_SET.match(span)
+    if _LETTER_LIST.fullmatch(_AND.sub(" ", span)):
+        return set(re.findall(r"[A-J]", span)) or None
+    lower = _LOWER_ONE.fullmatch(span)
     if lower:
         return {lower.group(1).upper()}
-    head = re.match(r"^(?:\(([A-J])\)|([A-J])[.):])\s+\S", span)  # "(C) Paris" / "C. Paris"
+    head = _HEAD.match(span) or _AFFIRMED_HEAD.match(span)
     if head:
-        return {head.group(1) or head.group(2)}
+        return {next(g for g in head.groups() if g)}
     return None
 
 
 def parse_options(prompt: str) -> dict[str, str]:
     """Option letter -> option text, from "(A) text (B) text" or one option per line."""
-    return {m.group(1): m.group(2).strip() for m in _OPTION.finditer(prompt)}
+    tail = prompt[-MAX_PROMPT_CHARS:]
+    return {m.group(1): m.group(2).strip() for m in _OPTION.finditer(tail)}
 
 
 def gold_letters(answer: str) -> set[str]:
@@ -46,30 +77,49 @@ def gold_letters(answer: str) -> set[str]:
 
 
 def _by_option_text(span: str, prompt: str) -> set[str] | None:
+    """The one option whose text the span affirms (not negated, not hedged), else None."""
     options = parse_options(prompt)
-    said = normalise(span)
-    found = {letter for letter, text in options.items() if normalise(text) and normalise(text) in said}
+    found = {letter for letter, text in options.items() if text_match(text, span)[0]}
     # The longest option text wins when one contains another ("New York" vs "York").
     if len(found) > 1:
         longest = max(found, key=lambda letter: len(options[letter]))
-        if all(normalise(options[letter]) in normalise(options[longest]) for letter in found):
+        if all(text_match(options[letter], options[longest])[0] for letter in found):
             found = {longest}
-    return found or None
+    return found if len(found) == 1 else None
+
+
+def _affirmed_letters(text: str) -> set[str]:
+    """Letters the text affirms, minus those it negates ("not (A)", "(B) is wrong")."""
+    letters = set()
+    for match in _AFFIRMED.finditer(text):
+        letter = next(g for g in match.groups() if g)
+        before, after = text[max(0, match.start() - 16) : match.start()], text[match.end() : match.end() + 24]
+        if not (_NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after)):
+            letters.add(letter)
+    return letters
 
 
 def chosen_letters(completion: str, prompt: str) -> set[str] | None:
     """The option(s) the completion commits to, or None (no answer, or several without commitment)."""
     anchored = anchored_answer(completion)
     if anchored is not None:
-        return _letters_of(anchored) or _by_option_text(anchored, prompt)
+        letters = _letters_of(anchored)
+        if letters is not None:
+            return letters
+        if _HEDGE.search(anchored):
+            return None
+        affirmed = _affirmed_letters(anchored)
+        return affirmed if len(affirmed) == 1 else _by_option_text(anchored, prompt)
     lines = [line for line in completion.strip().splitlines() if line.strip()]
-    if lines:
+    if not lines:
+        return None
+    if len(lines[-1].strip()) <= 12:
         last = _letters_of(lines[-1])
-        if last is not None and len(lines[-1].strip()) <= 12:
+        if last is not None:
             return last
-    mentioned = {next(g for g in m.groups() if g) for m in _STANDALONE.finditer(completion)}
-    if len(mentioned) == 1:
-        return mentioned
-    if not mentioned and lines:
+    affirmed = _affirmed_letters(completion)
+    if len(affirmed) == 1 and not _HEDGE.search(lines[-1]):
+        return affirmed
+    if not affirmed:
         return _by_option_text(lines[-1], prompt)
     return None

@@ -106,8 +106,6 @@ def _grade_choice(prompt: str, completion: str, answer: str) -> RuleVerdict:
 def _grade_text(completion: str, answer: str) -> RuleVerdict:
     span = anchored_answer(completion) or completion.strip().splitlines()[-1]
     ok, why = text_match(answer, span)
-    if not ok and span != completion and why == "mismatch":
-        ok, why = text_match(answer, completion.strip().splitlines()[-1])
     return _verdict(1.0 if ok else 0.0, why, f"text {why}: {span[:80]!r} vs {answer[:80]!r}", span[:200])
 
 
