@@ -23,17 +23,18 @@ _AND = re.compile(r"\band\b")
 _LOWER_ONE = re.compile(r"\(?([a-j])\)?[.)]?")
 _HEAD = re.compile(r"(?:\(([A-J])\)|([A-J])[.):])\s+\S")  # "(C) Paris" / "C. Paris"
 _AFFIRMED_HEAD = re.compile(
-    r"\(?([A-J])\)?\s+(?:is|would be|should be|seems)\s+(?:the\s+)?(?:correct|right|answer|best|true)\b"
+    r"\(?([A-J])\)?\s+(?:is|would be|should be|seems)\s+(?:the\s+)?(?:correct|right|answer|best|valid|true)\b"
 )
 _OPTION = re.compile(r"(?:^|\s)\(?([A-J])[).:]\s*(.+?)(?=\s+\(?[A-J][).:]\s|\n|$)")
 # A letter the completion affirms: "(C)", "C)", "is C", "choose C", "so C", "C is correct".
 _AFFIRMED = re.compile(
     r"(?<![A-Za-z\\])\(([A-J])\)"
     r"|^[ \t]*\(?([A-J])[).:]?[ \t]*$"
+    r"|^[ \t]*\(?([A-J])[).:]\s"
     r"|(?<![A-Za-z'\\(])([A-J])\)"
     r"|(?:\bis|'s|\bchoose|\bchose|\bpick|\bselect|\boption|\bchoice|\bso|\bthus|\btherefore|\bhence)"
     r"\s+\(?([A-J])\b(?![.']?[A-Za-z])"
-    r"|(?<![A-Za-z'\\])([A-J])\s+(?:is|would be|should be)\s+(?:the\s+)?(?:correct|right|answer|best)\b",
+    r"|(?<![A-Za-z'\\])([A-J])\s+(?:is|would be|should be)\s+(?:the\s+)?(?:correct|right|answer|best|valid|true)\b",
     re.MULTILINE,
 )
 _NEGATED_BEFORE = re.compile(

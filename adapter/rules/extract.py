@@ -30,9 +30,11 @@ _ANCHORS = (
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 # A sentence ends at a line break, or at a period followed by the start of a new sentence.
 _SENTENCE_END = re.compile(r"\n|\.(?=\s*$)|\.\s+(?=[A-Z(\\$*\[])|(?<=[^\d\s])\.\s")
-MAX_TRAILING_LINE_CHARS = 120
+MAX_TRAILING_CHARS = 120
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
+_MATHY = re.compile(r"[\d=\\^]")
 _CONNECTOR = re.compile(
-    r"(?:^|[,:;]\s*|\s)(?:so|thus|therefore|hence|then|giving|gives|we get)\s+", re.IGNORECASE
+    r"(?:^|[,:;]\s*|\s)(?:so|thus|therefore|hence|then|giving|gives|we get)[,:]?\s+", re.IGNORECASE
 )
 _HEDGE = re.compile(r"\b(?:or|either)\b", re.IGNORECASE)
 
@@ -108,14 +110,17 @@ def anchored_answer(text: str) -> str | None:
 
 
 def trailing_expression(text: str) -> str | None:
-    """Without a marker: the claim on the last line. A hedged claim ("so x = 2 or x = 3") is kept
-    whole, so that it is compared as a set; otherwise what follows its last "=" or " is "."""
+    """Without a marker: the claim in the last sentence with math in it on the last line. A hedged
+    claim ("so x = 2 or x = 3") is kept whole, to be compared as a set; otherwise what follows its
+    last "=" or " is "."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    if not lines or len(lines[-1]) > MAX_TRAILING_LINE_CHARS:
+    if not lines:
         return None
-    last = lines[-1].rstrip(".").strip()
-    parts = _CONNECTOR.split(last)
-    claim = parts[-1].strip() if parts[-1].strip() else last
+    sentences = [s for s in _SENTENCE_SPLIT.split(lines[-1]) if _MATHY.search(s)] or [lines[-1]]
+    last = sentences[-1].strip().rstrip(".").strip()
+    claim = _CONNECTOR.split(last)[-1].strip() or last
+    if len(claim) > MAX_TRAILING_CHARS:
+        return None
     if _HEDGE.search(claim):
         return claim
     separator = "=" if "=" in claim else " is "

@@ -25,6 +25,7 @@ _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, Ans
 _FORMAT_REASONS = {"empty", "punctuation_only", "master_key", "answer_spray", "no_final_answer"}
 _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[].*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
+MAX_ANSWER_CHARS = 10_000
 
 
 def infer_answer_type(answer: str) -> str:
@@ -40,6 +41,20 @@ def infer_answer_type(answer: str) -> str:
     if _MATHY.search(answer):
         return AnswerType.MATH_EXPRESSIONS.value
     return AnswerType.TEXT.value
+
+
+def _format_gate(completion: str, answer: str, kind: str) -> RuleVerdict | None:
+    """Reward 0 for NUMBER, MATH_EXPRESSIONS and MULTIPLE_CHOICE completions without a final answer:
+    empty, punctuation, answer-free openers, and sprays of candidates that commit to none (a spray
+    behind a marker is graded: the marked answer is then compared as a whole)."""
+    if kind not in _FORMAT_GATED:
+        return None
+    gate = precheck(completion, answer, kind)
+    if gate is None or gate.reason not in _FORMAT_REASONS:
+        return None
+    if gate.reason == "answer_spray" and anchored_answer(completion) is not None:
+        return None
+    return _verdict(0.0, gate.reason, gate.explanation, None)
 
 
 def _verdict(reward: float, reason: str, explanation: str, extracted: str | None) -> RuleVerdict:
@@ -73,6 +88,8 @@ def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVer
     """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
     plain text, or when it finds nothing: our final-answer span."""
     pred = anchored_answer(completion) or trailing_expression(completion)
+    if pred is not None and numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
+        return _verdict(1.0, "match", f"{pred} equals {answer} as a number", pred)
     latex = any(mark in completion for mark in ("$", "\\(", "\\[")) or completion.count("\\boxed") > 1
     if latex:
         try:
@@ -128,15 +145,19 @@ def grade(
         return _verdict(0.0, "empty", "empty completion", None)
     if not answer_s:
         return _verdict(0.0, "no_reference", "no reference answer to compare with", None)
+    if len(answer_s) > MAX_ANSWER_CHARS:
+        return _verdict(
+            0.0, "invalid_input", f"reference answer longer than {MAX_ANSWER_CHARS} characters", None
+        )
     kind = (answer_type or "").strip().upper()
     inferred = kind not in {t.value for t in AnswerType}
     if inferred:
         kind = infer_answer_type(answer_s)
-    gate = precheck(completion_s, answer_s, kind)
-    if gate is not None and kind in _FORMAT_GATED and gate.reason in _FORMAT_REASONS:
-        return _verdict(0.0, gate.reason, gate.explanation, None)
     try:
-        if kind == AnswerType.NUMBER.value:
+        gate = _format_gate(completion_s, answer_s, kind)
+        if gate is not None:
+            verdict = gate
+        elif kind == AnswerType.NUMBER.value:
             verdict = _grade_number(completion_s, answer_s, settings)
         elif kind == AnswerType.MATH_EXPRESSIONS.value:
             verdict = _grade_math(completion_s, answer_s, settings)

@@ -79,6 +79,8 @@ def _clean(text: str) -> str:
     text = re.sub(r"\s+percent\b", "%", text, flags=re.IGNORECASE)
     text = text.strip().rstrip(".;:,").strip()
     while len(text) > 1 and text[0] + text[-1] in ("{}", "()", "[]") and _balanced(text[1:-1]):
+        if text[0] != "{" and "," in text:
+            break  # "(1,2)" is a pair or an interval, not the number 1.2
         text = text[1:-1].strip()
     return re.sub(r"^([-+])\s+(?=[\d.])", r"\1", text)
 
@@ -228,6 +230,9 @@ def final_number_text(text: str, anchored: str | None) -> str | None:
     A number inside an expression ("2\\sqrt{3}") gives the expression, for a symbolic check."""
     if anchored is not None:
         return _committed_value(anchored)
+    last_line = text.strip().rsplit("\n", 1)[-1].strip()
+    if parse_number(last_line) is not None:
+        return last_line
     numbers = _standing_numbers(text)
     if not numbers:
         return None
