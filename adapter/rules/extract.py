@@ -17,20 +17,24 @@ _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BOX_JOINER = re.compile(r"[\s$,;&]*(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)?[\s$,;&]*", re.IGNORECASE)
 # Anchors in order of preference; within one, the last occurrence wins.
 _ANCHORS = (
-    re.compile(r"final answer\**\s*(?:is|:|=)\s*\**\s*(.+)", re.IGNORECASE),
-    re.compile(r"(?:^|\n)#+\s*final answer\s*:?\s*\**\s*\n+\s*(.+)", re.IGNORECASE),
-    re.compile(r"(?:^|\n)####\s*(.+)"),
-    re.compile(r"(?:^|\n|[.!?]\s|\*\*)\s*\**answer\**\s*[:=]\s*\**\s*(.+)", re.IGNORECASE),
+    re.compile(r"final answer\*{0,2}[ \t]*(?:is|:|=)\s{0,20}\*{0,2}[ \t]*(.+)", re.IGNORECASE),
+    re.compile(r"(?:^|\n)#+[ \t]*final answer[ \t]*:?[ \t]*\*{0,2}[ \t]*\n+[ \t]*(.+)", re.IGNORECASE),
+    re.compile(r"(?:^|\n)####[ \t]*(.+)"),
     re.compile(
-        r"\bthe (?:correct |right |final )?(?:answer|option|choice) (?:is|would be|will be)\s*:?\s*(.+)",
+        r"(?:^|\n|[.!?][ \t]|\*\*)[ \t]*\*{0,2}answer\*{0,2}[ \t]*[:=]\s{0,20}\*{0,2}[ \t]*(.+)",
         re.IGNORECASE,
     ),
-    re.compile(r"\banswer is\s*:?\s*(.+)", re.IGNORECASE),
+    re.compile(
+        r"\bthe (?:correct |right |final )?(?:answer|option|choice) (?:is|would be|will be)[ \t]*:?\s{0,20}(.+)",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\banswer is[ \t]*:?\s{0,20}(.+)", re.IGNORECASE),
 )
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 # A sentence ends at a line break, or at a period followed by the start of a new sentence.
 _SENTENCE_END = re.compile(r"\n|\.(?=\s*$)|\.\s+(?=[A-Z(\\$*\[])|(?<=[^\d\s])\.\s")
 MAX_TRAILING_CHARS = 120
+MAX_NESTED_MARKERS = 2
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _MATHY = re.compile(r"[\d=\\^]")
 _CONNECTOR = re.compile(
@@ -88,8 +92,9 @@ def _first_clause(span: str) -> str:
     return (span[: match.start()] if match else span).strip().strip("*$ ").rstrip(".,;")
 
 
-def anchored_answer(text: str) -> str | None:
-    """The answer after an explicit marker (boxed, "final answer is", "Answer:", bold), or None."""
+def anchored_answer(text: str, _depth: int = 0) -> str | None:
+    """The answer after an explicit marker (boxed, "final answer is", "Answer:", bold), or None.
+    A marker inside the marked span ("Final Answer: the answer is \\boxed{5}") is followed once."""
     boxed = last_boxed(text)
     if boxed is not None:
         return boxed
@@ -101,7 +106,7 @@ def anchored_answer(text: str) -> str | None:
             continue
         clause = _first_clause(last.group(1))
         if clause:
-            inner = anchored_answer(clause) if clause != text else None
+            inner = anchored_answer(clause, _depth + 1) if _depth < MAX_NESTED_MARKERS else None
             return inner or clause
     bold = _BOLD.findall(text)
     if not bold:
@@ -130,8 +135,9 @@ def trailing_expression(text: str) -> str | None:
 def extract_final_answer(completion: str, answer_type: str | None = None) -> str | None:
     """The final answer a completion commits to, or None when it commits to none."""
     from adapter.rules import choice, number
+    from adapter.rules.settings import RuleSettings
 
-    text = completion if isinstance(completion, str) else ""
+    text = completion[-RuleSettings().max_completion_chars :] if isinstance(completion, str) else ""
     anchored = anchored_answer(text)
     kind = (answer_type or "").upper()
     if kind == "NUMBER":

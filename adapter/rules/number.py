@@ -29,12 +29,13 @@ _TEXT_CMD = re.compile(r"\\(?:text|mathrm|textbf|textit|mbox|operatorname)\s*\{(
 _UNIT_WORDS = re.compile(
     r"\s*(?:[A-Za-zµ°Ω]+(?![A-Za-zµ°Ω])\.?(?:\s*\^\s*\{?-?\d\}?)?(?:\s*/\s*[A-Za-zµ°]+(?:\s*\^\s*\{?-?\d\}?)?)?\s*){1,4}"
 )
-# Words after a number that make it part of an expression, not a unit.
+# Words after a number that make it part of an expression or a claim, not a unit.
 _MATH_WORDS = frozenset(
     re.findall(
         r"\w+",
         "pi sqrt root i e x y z n k t a b c d r times over plus minus divided squared cubed log ln sin cos "
-        "tan or and to through between hundred dozen half halves third thirds quarter quarters",
+        "tan or and to through between hundred dozen half halves third thirds quarter quarters "
+        "is are was were be would not no never wrong incorrect false but if",
     )
 )
 _UNIT_LETTERS = frozenset("mgshLKVWJN")
@@ -60,8 +61,9 @@ _EXPRESSION_AFTER = re.compile(
 # Where the explanation after an anchored answer starts: "42 because ...", "7 (since ...)".
 _EXPLANATION = re.compile(
     r"\s+(?:because|since|as|which|so|given|from|by|where|when|due|after|using|via|if|for|with|in)\b"
-    r"|\s*\(|\s+[-–—]+\s+|;\s*|,\s+(?=[a-z])",
+    r"|\s*\(|\s+(?:--|–|—)\s+|;\s*",
 )
+_TUPLE = re.compile(r"[(\[].*,.*[)\]]")
 _VALUE_SIDE = re.compile(r"=|≈|\\approx|\\equiv")
 _LEAD_WORDS = re.compile(
     r"^(?:(?:approximately|approx\.?|about|around|roughly|exactly|just|only|equal to|equals|is|of|"
@@ -214,8 +216,8 @@ def _committed_value(span: str) -> str | None:
     head = _EXPLANATION.split(span, maxsplit=1)[0].strip() or span
     head = _VALUE_SIDE.split(head)[-1].strip() or head
     head = _LEAD_WORDS.sub("", head).strip().strip("$").strip()
-    if parse_number(head) is not None:
-        return head
+    if parse_number(head) is not None or _TUPLE.fullmatch(head):
+        return head  # a tuple or interval "(1,2)" is compared whole
     numbers = _standing_numbers(head)
     if not numbers:
         return None

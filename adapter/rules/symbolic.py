@@ -11,18 +11,32 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
+import re
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
-__all__ = ["SymbolicTimeout", "completion_matches", "math_equal", "run_bounded"]
+__all__ = ["SymbolicTimeout", "completion_matches", "math_equal", "run_bounded", "too_costly"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_EXPRESSION_CHARS = 2000
+MAX_RESULT_DIGITS = 100_000
+MAX_FACTORIAL = 20_000
+MAX_TOWER_STEPS = 50
+NUMERIC_REL_TOL = 1e-6
+REAP_INTERVAL_S = 0.05
+# The innermost numeric power "a^{b}" / "a^b" / "a**b", evaluated first so towers fold from the top.
+_NUMERIC_POWER = re.compile(
+    r"(?<![\w.])(\d{1,300}(?:\.\d{1,50})?)\s{0,3}(?:\^|\*\*)\s{0,3}(?:\{\s{0,3}(\d{1,300})\s{0,3}\}|(\d{1,300}))(?![\d^])"
+)
+_FACTORIAL = re.compile(r"(\d{1,300})\s{0,3}!")
 _CONFIGS = (LatexExtractionConfig(), ExprExtractionConfig())
 
 
@@ -45,29 +59,92 @@ class _Stop(BaseException):
     """Raised inside a runaway worker to stop it (BaseException: sympy's handlers won't eat it)."""
 
 
+def _raise_stop_in(thread: threading.Thread) -> None:
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Stop))
+
+
+class _Reaper:
+    """Re-raises ``_Stop`` in runaway workers until they exit: an asynchronous exception that lands
+    in a weakref callback or ``__del__`` is swallowed there, and the work would go on. The reaper
+    thread lives only while there are runaways."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runaways: set[threading.Thread] = set()
+        self._thread: threading.Thread | None = None
+
+    def add(self, worker: threading.Thread) -> None:
+        _raise_stop_in(worker)
+        with self._lock:
+            self._runaways.add(worker)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="rule-symbolic-reaper", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(REAP_INTERVAL_S)
+            with self._lock:
+                self._runaways = {t for t in self._runaways if t.is_alive()}
+                if not self._runaways:
+                    self._thread = None
+                    return
+                alive = list(self._runaways)
+            for worker in alive:
+                logger.debug("rule reward: stopping a runaway symbolic check again")
+                _raise_stop_in(worker)
+
+
+_REAPER = _Reaper()
+
+
 def run_bounded(fn: Callable[[], T], timeout_s: float) -> T:
-    """Run ``fn`` in a daemon thread; raise ``SymbolicTimeout`` if it takes over ``timeout_s``."""
+    """Run ``fn`` in a daemon thread; raise ``SymbolicTimeout`` if it takes over ``timeout_s``
+    (the worker is then stopped by an asynchronous exception; sympy is pure Python)."""
     box: dict[str, object] = {}
 
     def target() -> None:
         try:
-            box["value"] = fn()
-        except _Stop:
+            try:
+                box["value"] = fn()
+            except BaseException as err:  # handed to the caller's thread below
+                box["error"] = err
+        except _Stop:  # landed after fn returned: nothing left to stop
             pass
-        except BaseException as err:  # handed to the caller's thread below
-            box["error"] = err
 
     worker = threading.Thread(target=target, name="rule-symbolic", daemon=True)
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():
-        ident = worker.ident
-        if ident is not None:
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_Stop))
+        _REAPER.add(worker)
         raise SymbolicTimeout(f"symbolic check took longer than {timeout_s:g} s")
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
+    error = box.get("error")
+    if isinstance(error, _Stop):
+        raise SymbolicTimeout("symbolic check was stopped")
+    if error is not None:
+        raise error  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
+
+
+def too_costly(text: str) -> bool:
+    """Numbers too large to build: a power tower or factorial whose value has over
+    ``MAX_RESULT_DIGITS`` digits. Big-integer arithmetic runs in C and holds the GIL, so no
+    in-process time bound can stop it; such expressions are refused before sympy sees them."""
+    for _ in range(MAX_TOWER_STEPS):
+        match = _NUMERIC_POWER.search(text)
+        if match is None:
+            break
+        base, exponent = float(match.group(1)), float(match.group(2) or match.group(3))
+        digits = exponent * math.log10(base) if base > 1 else 0.0
+        if digits > MAX_RESULT_DIGITS:
+            return True
+        text = (
+            text[: match.start()]
+            + ("1" if base <= 1 else str(int(10 ** min(digits, 250))))
+            + text[match.end() :]
+        )
+    return any(int(n) > MAX_FACTORIAL for n in _FACTORIAL.findall(text))
 
 
 def _parse(text: str) -> list[object]:
@@ -75,30 +152,57 @@ def _parse(text: str) -> list[object]:
     return parse(wrapped, extraction_config=_CONFIGS, parsing_timeout=None)  # type: ignore[arg-type]
 
 
-def _equal(gold: str, pred: str) -> bool:
-    gold_parsed, pred_parsed = _parse(gold), _parse(pred)
+def _numbers_agree(gold: object, pred: object) -> bool:
+    """False when both are numbers that differ relatively by more than ``NUMERIC_REL_TOL``.
+    math-verify rounds to 6 decimals, so 1/2004! and 1/2006! would both be 0 for it."""
+    if not (isinstance(gold, sympy.Expr) and isinstance(pred, sympy.Expr)):
+        return True
+    if not (gold.is_number and pred.is_number):
+        return True
+    try:  # sympy floats: 1/2004! is far below the smallest machine float
+        g, p = gold.evalf(30), pred.evalf(30)
+        return bool(abs(g - p) <= NUMERIC_REL_TOL * sympy.Max(abs(g), abs(p)))
+    except (TypeError, ValueError, ArithmeticError):
+        return True  # an undecidable comparison (nan, zoo): math-verify's verdict stands
+
+
+def _verified(gold_parsed: list[object], pred_parsed: list[object]) -> bool:
     if not gold_parsed or not pred_parsed:
         return False
-    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
+    if not verify(gold_parsed, pred_parsed, timeout_seconds=None):
+        return False
+    return _numbers_agree(gold_parsed[0], pred_parsed[0])
+
+
+def _equal(gold: str, pred: str) -> bool:
+    return _verified(_parse(gold), _parse(pred))
 
 
 def _completion_equal(gold: str, completion: str) -> bool | None:
     pred_parsed = parse(completion, extraction_config=_CONFIGS, parsing_timeout=None)  # type: ignore[arg-type]
     if not pred_parsed:
         return None
-    gold_parsed = _parse(gold)
-    return bool(gold_parsed) and bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
+    return _verified(_parse(gold), pred_parsed)
+
+
+def _refuse_costly(*texts: str) -> None:
+    for text in texts:
+        if too_costly(text):
+            raise SymbolicTimeout(f"refused: a number with over {MAX_RESULT_DIGITS} digits cannot be bounded")
 
 
 def completion_matches(gold: str, completion: str, timeout_s: float) -> bool | None:
     """math-verify's own extraction on a whole completion: True/False, or None if it found nothing."""
     if len(gold) > MAX_EXPRESSION_CHARS:
         return False
-    return run_bounded(lambda: _completion_equal(gold, completion[-4 * MAX_EXPRESSION_CHARS :]), timeout_s)
+    tail = completion[-4 * MAX_EXPRESSION_CHARS :]
+    _refuse_costly(gold, tail)
+    return run_bounded(lambda: _completion_equal(gold, tail), timeout_s)
 
 
 def math_equal(gold: str, pred: str, timeout_s: float) -> bool:
     """Are ``gold`` and ``pred`` mathematically equivalent? Raises ``SymbolicTimeout``."""
     if len(gold) > MAX_EXPRESSION_CHARS or len(pred) > MAX_EXPRESSION_CHARS:
         return False
+    _refuse_costly(gold, pred)
     return run_bounded(lambda: _equal(gold, pred), timeout_s)

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from adapter.rules import RuleRewardSystem, RuleSettings, extract_final_answer, grade, infer_answer_type
@@ -34,6 +36,44 @@ MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
         ("1/3 + 1/6 = 2/6 + 1/6 = 3/6 = 1/2", "0.5", 1.0),
         ("12 - 5 = 7, so adding the 4 left over gives 11.", "7", 0.0),
         ("The answer is 42.", "41", 0.0),
+        # Commitment: a list, range or hedge behind a marker commits to nothing.
+        ("Answer: 4 and 5", "4", 0.0),
+        ("Answer: between 4 and 5", "4", 0.0),
+        ("Answer: 4 to 5", "4", 0.0),
+        ("Answer: 4-5", "4", 0.0),
+        ("the answer is 3, 4, or 5", "3", 0.0),
+        ("\\boxed{3} or \\boxed{4}", "4", 0.0),
+        ("\\boxed{3, 4, 5}", "4", 0.0),
+        ("The answer is 12 - 5 = 7", "12", 0.0),
+        ("The answer is 12 - 5 = 7", "7", 1.0),
+        ("Answer: 11 is wrong, it's 7", "7", 1.0),
+        ("The answer is 42 because 6 * 7 = 42.", "42", 1.0),
+        ("The answer is 7 (since 12 - 5 = 7).", "7", 1.0),
+        # A number inside an expression is not that number.
+        ("Answer: 2x", "2", 0.0),
+        ("Answer: 3\\pi", "3", 0.0),
+        ("Answer: 2\\sqrt{3}", "2", 0.0),
+        ("Answer: \\sqrt{4}", "4", 0.0),
+        ("Answer: \\sqrt{4}", "2", 1.0),
+        ("Answer: 2^3", "8", 1.0),
+        ("Answer: 2^3", "2", 0.0),
+        ("\\boxed{\\pm 2}", "2", 0.0),
+        ("Answer: 12:30", "12", 0.0),
+        ("The side is 2\\sqrt{3}", "3", 0.0),
+        ("The area is 5 cm^2.", "5", 1.0),
+        ("The area is 5 cm^2.", "2", 0.0),
+        # Notations.
+        ("The answer is − 5", "-5", 1.0),
+        ("The answer is 1.5 million", "1500000", 1.0),
+        ("The answer is 1.5 million", "1.5", 0.0),
+        ("It costs 42 dollars in total.", "42", 1.0),
+        ("Answer: 42 red apples", "42", 1.0),
+        ("The answer is 25", "25%", 1.0),
+        ("The answer is 2500", "25%", 0.0),
+        ("\\boxed{(1,2)}", "1.2", 0.0),
+        ("1 000", "1000", 1.0),
+        ("#### 42", "42", 1.0),
+        ("## Final Answer\n42", "42", 1.0),
     ],
 )
 def test_number(completion, answer, reward):
@@ -69,6 +109,19 @@ def test_number_tolerance_is_configurable():
         ("\\frac{d}{dx} x^3 = 3x^{2}", "3x^2", 1.0),
         ("The limit is 1.", "1", 1.0),
         ("The limit is 2.", "1", 0.0),
+        ("x = 3 or x = 4", "4", 0.0),
+        ("$x = 3$ or $x = 4$", "4", 0.0),
+        ("(x - 2)(x - 3) = 0, so x = 2 or x = 3.", "x = 2, x = 3", 1.0),
+        ("It could be $\\boxed{3}$ or $\\boxed{4}$.", "4", 0.0),
+        ("\\boxed{\\sqrt{2}}", "\\pm\\sqrt{2}", 0.0),
+        ("\\boxed{(1,2)}", "[1,2]", 0.0),
+        ("\\boxed{x=3, y=2}", "x=2,y=3", 0.0),
+        ("\\boxed{\\frac{1}{2004!}}", "\\frac{1}{2006!}", 0.0),  # math-verify alone: equal (both round to 0)
+        ("\\boxed{10^{-7}}", "10^{-8}", 0.0),
+        ("\\boxed{0.0000001}", "0.00000012", 0.0),
+        ("\\boxed{\\frac{1}{3}}", "0.333333", 1.0),
+        ("So we get $x = 5$. But wait, $x = 7$.", "5", 0.0),
+        ("Therefore, the probability that Alice wins is 2/3. <|im_start|>user", "2/3", 1.0),
     ],
 )
 def test_math_expressions(completion, answer, reward):
@@ -94,6 +147,29 @@ def test_math_expressions(completion, answer, reward):
         (MULTI, "Answer: D, B, A", "ABD", 1.0),
         (MULTI, "Answer: ABD", "A, B, D", 1.0),
         (MULTI, "Answer: A, B", "ABD", 0.0),
+        (MC, "\\boxed{\\text{C}}", "C", 1.0),
+        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3, so C.", "C", 1.0),
+        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3", "ABD", 0.0),  # option texts in working are not a choice
+        (
+            MC,
+            "(A) is 4, not prime. (B) is 6, not prime. (C) is 7, prime. (D) is 9, not prime. Answer: C",
+            "C",
+            1.0,
+        ),
+        (MC, "(A) is 4, not prime. (B) is 6, not prime. (C) is 7, prime. (D) is 9, not prime.", "C", 0.0),
+        (MC, "Answer: C is correct", "C", 1.0),
+        (MC, "I think C is correct. A and B are wrong.", "C", 1.0),
+        (MC, "It's not C, it's D.", "C", 0.0),
+        (MC, "The answer is D, not C.", "C", 0.0),
+        (MC, "\\boxed{D} and \\boxed{C}", "C", 0.0),
+        (MC, "Answer: C or D", "C", 0.0),
+        (MC, "Answer: ABCD", "C", 0.0),
+        (MC, "A. Because B is not valid", "A", 1.0),
+        (CAPITALS, "Not Paris, it's Rome", "C", 1.0),
+        (CAPITALS, "Answer: not Rome", "C", 0.0),
+        (CAPITALS, "Rome or Paris", "C", 0.0),
+        ("Pick one:\nA) New York\nB) York\nC) Boston", "Answer: York", "B", 1.0),
+        ("Pick one:\nA) New York\nB) York\nC) Boston", "Answer: New York", "B", 0.0),
     ],
 )
 def test_multiple_choice(prompt, completion, answer, reward):
@@ -112,6 +188,16 @@ def test_multiple_choice(prompt, completion, answer, reward):
         ("Answer: São Paulo", "Sao Paulo", 1.0),
         ("Jupiter is not the largest; Saturn is.", "Jupiter", 0.0),
         ("Not Michelangelo and not Raphael: Leonardo da Vinci.", "Leonardo da Vinci", 1.0),
+        ("Paris is wrong.", "Paris", 0.0),
+        ("It is London, not Paris.", "Paris", 0.0),
+        ("It is Paris, not London.", "Paris", 1.0),
+        ("Everyone says Paris, but it's actually Lyon.", "Paris", 0.0),
+        ("Some think Lyon, but the answer is Paris.", "Paris", 1.0),
+        ("The answer is Lyon. Paris is the capital though.", "Paris", 0.0),
+        ("Paris, London, Berlin", "Paris", 0.0),
+        ("Paris London Berlin Madrid Rome", "Paris", 0.0),
+        ("Yes, it is Paris, France", "Paris", 1.0),
+        ("\\boxed{\\text{Paris}}", "Paris", 1.0),
     ],
 )
 def test_text(completion, answer, reward):
@@ -155,6 +241,19 @@ def test_never_raises_on_hostile_input(value, answer_type):
     for args in ((value, value, "4"), ("q", value, "4"), ("q", "4", value)):
         verdict = grade(*args, answer_type)
         assert 0.0 <= verdict.reward <= 1.0 and verdict.reason
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["\n", "**", "Answer: ", "\\boxed{", "A \t ", "1,", "(", "not ", "the answer is ", "\\frac{1}{", "x^"],
+)
+def test_repeated_patterns_do_not_backtrack(unit):
+    text = unit * (1_000_000 // len(unit))
+    started = time.monotonic()
+    for answer_type in ("NUMBER", "MATH_EXPRESSIONS", "MULTIPLE_CHOICE", "TEXT"):
+        grade(text, text, "C" if answer_type == "MULTIPLE_CHOICE" else "4", answer_type)
+        extract_final_answer(text, answer_type)
+    assert time.monotonic() - started < 5.0
 
 
 def test_megabyte_completion_is_bounded():

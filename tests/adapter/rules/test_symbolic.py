@@ -4,8 +4,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from adapter.rules import grade
-from adapter.rules.symbolic import SymbolicTimeout, run_bounded
+from adapter.rules import RuleSettings, grade
+from adapter.rules.symbolic import SymbolicTimeout, run_bounded, too_costly
 
 SYMBOLIC = [
     ("\\boxed{2x+6}", "2(x+3)"),
@@ -51,3 +51,41 @@ def test_8_threads_x_200_calls_match_single_threaded():
         )
     assert all(out == single for out in outputs)
     assert single[:8] == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+
+
+def test_slow_sympy_work_times_out_with_a_defined_reward_and_no_leaked_thread():
+    before = threading.active_count()
+    started = time.monotonic()
+    tight = RuleSettings(math_timeout_s=0.05)
+    verdict = grade("q", "\\boxed{(x+1)^{300}}", "(x+2)^{300}", "MATH_EXPRESSIONS", tight)
+    assert verdict.reward == 0.0 and verdict.reason == "timeout" and "0.05" in verdict.explanation
+    assert time.monotonic() - started < 2.0
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == before
+
+
+def test_timeouts_inside_worker_threads_are_defined_rewards():
+    tight = RuleSettings(math_timeout_s=0.05)
+    with ThreadPoolExecutor(4) as pool:
+        verdicts = list(
+            pool.map(
+                lambda _: grade("q", "\\boxed{(x+1)^{300}}", "(x+2)^{300}", "MATH_EXPRESSIONS", tight),
+                range(8),
+            )
+        )
+    assert {(v.reward, v.reason) for v in verdicts} == {(0.0, "timeout")}
+
+
+@pytest.mark.parametrize(
+    ("text", "costly"),
+    [("9^{9^{9^{9}}}", True), ("9^{9^9}", True), ("7^{1000000}", True), ("100000!", True),
+     ("2^{10}", False), ("x^{100000000}", False), ("10^{-7}", False), ("2004!", False), ("(x+1)^{300}", False)],
+)  # fmt: skip
+def test_numbers_too_large_to_bound_are_refused_before_sympy(text, costly):
+    assert too_costly(text) is costly
+    if costly:
+        started = time.monotonic()
+        verdict = grade("q", f"\\boxed{{{text}}}", "3", "MATH_EXPRESSIONS")
+        assert verdict.reason == "timeout" and time.monotonic() - started < 1.0
