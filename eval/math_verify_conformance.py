@@ -240,7 +240,7 @@ def to_markdown(report: ConformanceReport) -> str:
         "|---|---|",
         *(f"| {f} | {agree_file[f]} / {n} |" for f, n in sorted(per_file.items())),
         "",
-        "Disagreements on counted cases (expected verdict, our reward, our reason):",
+        "Disagreements: counted cases first, then rows with a non-default option (expected verdict, ours, why):",
         "",
         "| file | test | gold | pred | expected | ours | why |",
         "|---|---|---|---|---|---|---|",

@@ -13,10 +13,13 @@ class RuleSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     rel_tol: float = Field(default=1e-4, ge=0.0, le=1.0, description="relative tolerance for NUMBER")
-    abs_tol: float = Field(default=1e-8, ge=0.0, description="absolute tolerance for NUMBER")
+    abs_tol: float = Field(default=1e-8, ge=0.0, le=1.0, description="absolute tolerance for NUMBER")
     math_timeout_s: float = Field(default=2.0, gt=0.0, le=60.0, description="bound on one symbolic check")
     max_completion_chars: int = Field(
-        default=20_000, ge=100, description="longer completions are cut to their end before parsing"
+        default=20_000,
+        ge=100,
+        le=1_000_000,
+        description="longer completions are cut to their end before parsing",
     )
 
 

@@ -279,3 +279,25 @@ def test_reward_system_interface():
         [{"prompt": "q", "completion": "It is 4", "answer": "4"}, {"completion": None}]
     )
     assert [r["reward"] for r in batch] == [1.0, 0.0]
+
+
+def test_public_api_and_settings_validation():
+    from pydantic import ValidationError
+
+    import adapter.rules
+
+    assert set(adapter.rules.__all__) == {
+        "RuleRewardSystem", "RuleSettings", "RuleVerdict", "extract_final_answer", "grade", "infer_answer_type"
+    }  # fmt: skip
+    for bad in ({"rel_tol": -1}, {"math_timeout_s": 0}, {"max_completion_chars": 10}, {"unknown": 1}):
+        with pytest.raises(ValidationError):
+            RuleSettings(**bad)
+    with pytest.raises(ValidationError):
+        RuleRewardSystem(bad)
+
+
+def test_answer_type_enum_and_case_are_accepted():
+    from judge_vllm.schemas import AnswerType
+
+    assert grade("q", "The answer is 7", "7", AnswerType.NUMBER).reason == "match"
+    assert grade("q", "The answer is 7", "7", "number").explanation == "final number 7 equals 7"
