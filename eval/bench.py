@@ -137,6 +137,7 @@ def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: i
     from vllm.sampling_params import StructuredOutputsParams
 
     llm = LLM(model=model_dir, max_model_len=4096, enable_prefix_caching=True,
+              kv_cache_memory_bytes=int(launcher.DEFAULT_CPU_KV_CACHE_BYTES),
               structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True})  # fmt: skip
     rates: dict[str, list[float]] = {}
     for mode in ("verdict", "fast"):

@@ -75,7 +75,9 @@ def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], ac
         "logprobs": None,
     }
     if fast and body.get("logprobs"):
-        tops = [{"token": str(s), "logprob": 0.0 if s == score else -9.0} for s in range(1, 6)]
+        tops = [
+            {"token": str(s), "logprob": 0.0 if s == score else -9999.0} for s in range(1, 6)
+        ]  # as vLLM masks
         choice["logprobs"] = {"content": [{"token": str(score), "logprob": 0.0, "top_logprobs": tops}]}
     return choice
 
