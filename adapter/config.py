@@ -44,7 +44,7 @@ class RewardConfig(BaseModel):
     aggregate: Literal["mean", "median", "vote"] = "mean"
     api_key: SecretStr | None = None
     model: str | None = None
-    mode: Literal["verdict", "fast"] = "verdict"
+    mode: Literal["verdict", "fast"] = "fast"  # see docs/BENCHMARKS.md for why
     aspects: bool = False
     max_explanation_chars: int = Field(default=120, ge=16, le=4000)
     max_prompt_chars: int = Field(default=4000, ge=200, le=1_000_000)

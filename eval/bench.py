@@ -63,9 +63,10 @@ def mixed_items(n: int, offset: int = 0) -> list[dict[str, str]]:
     return items
 
 
-def _messages(item: dict[str, str], mode: str) -> list[dict[str, str]]:
+def _messages(item: dict[str, str], mode: str, nonce: str | None = NONCE) -> list[dict[str, str]]:
+    """The judge's messages; ``nonce=None`` draws a fresh one, as the adapter does per request."""
     return render_prompt(
-        item["prompt"], item["completion"], item["answer"], item["answer_type"], mode=mode, nonce=NONCE
+        item["prompt"], item["completion"], item["answer"], item["answer_type"], mode=mode, nonce=nonce
     ).messages()
 
 
@@ -151,10 +152,12 @@ def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: i
             max_tokens=_max_tokens(JudgeClientConfig(mode=mode)),
             structured_outputs=constraint,  # type: ignore[arg-type]
         )
-        conversations = [_messages(item, mode) for item in items]
-        llm.chat(conversations[:2], params, use_tqdm=False)
+        llm.chat([_messages(item, mode) for item in items[:2]], params, use_tqdm=False)
 
-        def run(conversations: list[Any] = conversations, params: Any = params) -> float:
+        def run(mode: str = mode, params: Any = params) -> float:
+            # Fresh nonces every repeat, as the adapter sends: a fixed nonce would let later
+            # repeats hit vLLM's prefix cache on the whole prompt, which no real run does.
+            conversations = [_messages(item, mode, nonce=None) for item in items]
             started = time.perf_counter()
             llm.chat(conversations, params, use_tqdm=False)
             return len(conversations) / (time.perf_counter() - started)

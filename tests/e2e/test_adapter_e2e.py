@@ -11,6 +11,7 @@ pytestmark = pytest.mark.e2e
 def _config(url: str, tmp_path) -> dict:
     return {
         "judge_url": url,
+        "mode": "verdict",  # the default (fast) has its own test below
         "cache_dir": str(tmp_path / "cache"),
         "timeout": 600,
         "max_batch_size": 32,
