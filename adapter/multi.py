@@ -11,6 +11,7 @@ import asyncio
 import statistics
 from typing import Any
 
+from adapter.config import RewardConfig
 from adapter.result import RewardResult
 from adapter.reward import BaseJudgeReward, ConfigLike, JudgeRewardSystem
 from judge_vllm.schemas import JudgeRequest
@@ -33,10 +34,12 @@ class MultiJudge(BaseJudgeReward):
     """An ensemble of judges behind the same API as ``JudgeRewardSystem``."""
 
     def __init__(self, config: ConfigLike = None) -> None:
-        super().__init__(config)
-        urls = self.config.judge_urls or [self.config.judge_url]
+        shared = RewardConfig.from_any(config)
+        # The members cache their own verdicts; the ensemble itself keeps no cache.
+        super().__init__(shared.model_copy(update={"use_cache": False}))
+        urls = shared.judge_urls or [shared.judge_url]
         self.judges = {
-            url: JudgeRewardSystem(self.config.model_copy(update={"judge_url": url, "judge_urls": None}))
+            url: JudgeRewardSystem(shared.model_copy(update={"judge_url": url, "judge_urls": None}))
             for url in urls
         }
 
@@ -68,9 +71,6 @@ class MultiJudge(BaseJudgeReward):
             f"{self.config.aggregate} of {len(scores)}/{len(self.judges)} judges",
             judge_scores=per_judge,
         )
-
-    def _key(self, request: JudgeRequest) -> str | None:
-        return None  # each member judge caches its own verdicts
 
     def get_metrics(self) -> dict[str, Any]:
         """The ensemble's metrics plus each judge's."""
