@@ -404,6 +404,12 @@ def render_prometheus(metrics: Mapping[str, Any], stats: ApiStats) -> str:
             [_sample("judge_items_total", {}, metrics["judged_items"])],
         ),
         *_family(
+            "judge_context_cuts_total",
+            "counter",
+            "Completions cut by tokens to fit the judge's context window.",
+            [_sample("judge_context_cuts_total", {}, metrics["context_cuts"])],
+        ),
+        *_family(
             "judge_queue_size",
             "gauge",
             "Requests waiting for a judge batch.",

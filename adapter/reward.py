@@ -156,6 +156,7 @@ class BaseJudgeReward:
             circuit_breaker=self._breaker.snapshot(),
             cache_entries=len(self._cache) if self._cache else 0,
             model=self._client.known_model if self._client else self.config.model,
+            context_cuts=self._client.context_cuts if self._client else 0,
             mode=self.config.mode,
         )
         return snapshot

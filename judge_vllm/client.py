@@ -4,6 +4,8 @@ One ``openai.AsyncOpenAI`` per client with its own retries off (``max_retries=0`
 tenacity owns retries (see ``judge_vllm.retry``). ``judge_many`` sends one request to
 vLLM's ``/v1/chat/completions/batch`` when the server has it and falls back, for good,
 to concurrent single calls when it answers 404 (any other OpenAI-compatible server).
+Prompts that could overflow the model's context are measured with vLLM's ``/tokenize``
+and the graded completion cut by tokens (see ``judge_vllm.context``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from judge_prompts import render_prompt
+from judge_prompts import clip_middle, render_prompt
+from judge_vllm.context import cut_tokens, join_cut, might_overflow
 from judge_vllm.contract import SCALE_LABELS, fast_verdict, json_verdict, verdict_schema
 from judge_vllm.errors import JudgeError, JudgeParseError, JudgeRequestError, JudgeUnavailableError
 from judge_vllm.retry import classify, retrying
@@ -29,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 BATCH_PATH = "/chat/completions/batch"
 JSON_OVERHEAD_TOKENS = 24
+CONTEXT_FIT_ROUNDS = 3
 ASPECT_TOKENS = 24
 
 
@@ -85,6 +89,9 @@ class JudgeClient:
         )
         self._model: str | None = self.config.model
         self._label_ids: dict[str, int] | None = None
+        self._max_model_len: int | None = None
+        self._tokenize_supported = True
+        self.context_cuts = 0
         self._batch_supported = self.config.use_batch_endpoint
         self._setup_lock = asyncio.Lock()
 
@@ -114,28 +121,49 @@ class JudgeClient:
                     if not models.data:
                         raise JudgeRequestError("the judge server lists no model at /v1/models")
                     self._model = models.data[0].id
+                    self._max_model_len = getattr(models.data[0], "max_model_len", None)
         return self._model
+
+    async def _tokenize(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """vLLM's ``/tokenize`` reply for ``body``; None for good once the server lacks it."""
+        if not self._tokenize_supported:
+            return None
+        try:
+            reply = await self._call(
+                self._openai.post,
+                self._root + "/tokenize",
+                cast_to=httpx.Response,
+                body={"model": await self.model_name(), **body},
+            )
+        except JudgeRequestError as err:
+            logger.info("server has no usable /tokenize (%s): character budgets only", err)
+            self._tokenize_supported = False
+            return None
+        data = reply.json()
+        self._max_model_len = data.get("max_model_len", self._max_model_len)
+        return data
+
+    async def _detokenize(self, ids: list[int]) -> str:
+        reply = await self._call(
+            self._openai.post,
+            self._root + "/detokenize",
+            cast_to=httpx.Response,
+            body={"model": await self.model_name(), "tokens": ids},
+        )
+        return reply.json()["prompt"]
 
     async def _label_token_ids(self) -> dict[str, int] | None:
         """Token ids of the score labels (fast mode), via vLLM's ``/tokenize``; None elsewhere."""
         if self._label_ids is None:
-            model = await self.model_name()
             ids: dict[str, int] = {}
             for label in SCALE_LABELS:
-                try:
-                    reply = await self._call(
-                        self._openai.post,
-                        self._root + "/tokenize",
-                        cast_to=httpx.Response,
-                        body={"model": model, "prompt": label, "add_special_tokens": False},
-                    )
-                except JudgeRequestError:
-                    logger.info("server has no /tokenize: fast mode uses sampled labels only")
+                reply = await self._tokenize({"prompt": label, "add_special_tokens": False})
+                if reply is None:  # fast mode then reads the sampled label only
                     self._label_ids = {}
                     return None
-                tokens = reply.json().get("tokens", [])
+                tokens = reply.get("tokens", [])
                 if len(tokens) != 1:
-                    raise JudgeRequestError(f"score label {label!r} is not a single token for {model}")
+                    raise JudgeRequestError(f"score label {label!r} is not a single token for {self._model}")
                 ids[label] = tokens[0]
             self._label_ids = ids
         return self._label_ids or None
@@ -169,10 +197,10 @@ class JudgeClient:
             body["structured_outputs"] = {"json": schema}
         return body
 
-    def _messages(self, request: JudgeRequest) -> list[dict[str, str]]:
+    def _render(self, request: JudgeRequest, completion: str) -> list[dict[str, str]]:
         return render_prompt(
             request.prompt,
-            request.completion,
+            completion,
             request.answer,
             request.answer_type,
             mode=self.config.mode,
@@ -180,6 +208,29 @@ class JudgeClient:
             max_prompt_chars=self.config.max_prompt_chars,
             max_completion_chars=self.config.max_completion_chars,
         ).messages()
+
+    async def _messages(self, request: JudgeRequest) -> list[dict[str, str]]:
+        """The request's chat messages, its completion cut by tokens if the context needs it."""
+        completion = clip_middle(request.completion, self.config.max_completion_chars)
+        messages = self._render(request, completion)
+        max_tokens = _max_tokens(self.config)
+        for _ in range(CONTEXT_FIT_ROUNDS):
+            if not might_overflow(messages, max_tokens, self._max_model_len):
+                return messages
+            measured = await self._tokenize({"messages": messages, "add_generation_prompt": True})
+            if measured is None or self._max_model_len is None:
+                return messages
+            excess = measured["count"] + max_tokens - self._max_model_len
+            if excess <= 0:
+                return messages
+            tokenized = await self._tokenize({"prompt": completion, "add_special_tokens": False})
+            if tokenized is None:
+                return messages
+            head, tail, omitted = cut_tokens(tokenized["tokens"], excess)
+            completion = join_cut(await self._detokenize(head), await self._detokenize(tail), omitted)
+            messages = self._render(request, completion)
+            self.context_cuts += 1
+        return messages
 
     def _parse(self, choice: Any) -> Verdict:
         content = choice.message.content if choice.message else None
@@ -200,7 +251,7 @@ class JudgeClient:
     async def judge(self, request: JudgeRequest) -> Verdict:
         """Judge one request (raises a ``JudgeError`` on failure)."""
         label_ids = await self._label_token_ids() if self.config.mode == "fast" else None
-        body = {"model": await self.model_name(), "messages": self._messages(request)}
+        body = {"model": await self.model_name(), "messages": await self._messages(request)}
         body.update(self._sampling(label_ids))
         completion = await self._call(
             self._openai.post, "/chat/completions", cast_to=ChatCompletion, body=body
@@ -226,24 +277,27 @@ class JudgeClient:
 
     async def _judge_batch(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
         label_ids = await self._label_token_ids() if self.config.mode == "fast" else None
-        body: dict[str, Any] = {
-            "model": await self.model_name(),
-            "messages": [self._messages(r) for r in requests],
-        }
+        prepared = await asyncio.gather(*(self._messages(r) for r in requests), return_exceptions=True)
+        results: list[Verdict | JudgeError | None] = [
+            None if isinstance(p, list) else _as_outcome(p) for p in prepared
+        ]  # a request that cannot be prepared keeps its error; the others go in one call
+        sendable = [i for i, p in enumerate(prepared) if isinstance(p, list)]
+        if not sendable:
+            return results  # type: ignore[return-value]
+        body: dict[str, Any] = {"model": await self.model_name(), "messages": [prepared[i] for i in sendable]}
         body.update(self._sampling(label_ids))
         completion = await self._call(self._openai.post, BATCH_PATH, cast_to=ChatCompletion, body=body)
         by_index = {choice.index: choice for choice in completion.choices}
-        outcomes: list[Verdict | JudgeError] = []
-        for i in range(len(requests)):
-            choice = by_index.get(i)
+        for slot, i in enumerate(sendable):
+            choice = by_index.get(slot)
             if choice is None:
-                outcomes.append(JudgeParseError(f"batch reply has no choice {i}"))
+                results[i] = JudgeParseError(f"batch reply has no choice {slot}")
                 continue
             try:
-                outcomes.append(self._parse(choice))
+                results[i] = self._parse(choice)
             except JudgeError as err:
-                outcomes.append(err)
-        return outcomes
+                results[i] = err
+        return results  # type: ignore[return-value]
 
 
 def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:

@@ -8,6 +8,7 @@
     │   ├── CircuitOpenError      the circuit breaker is open: failing fast
     │   └── QueueFullError        the adapter's bounded queue is full
     ├── JudgeRequestError         the server refused the request (4xx): retrying will not help
+    │   └── ContextOverflowError  the prompt cannot be cut to fit the judge's context window
     └── JudgeParseError           the server answered, but not with a valid verdict
 
 Retries apply to ``JudgeUnavailableError`` only; ``JudgeParseError`` is counted and
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "CircuitOpenError",
+    "ContextOverflowError",
     "JudgeConfigError",
     "JudgeError",
     "JudgeInputError",
@@ -63,6 +65,10 @@ class JudgeRequestError(JudgeError):
     def __init__(self, message: str, status_code: int | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
+
+
+class ContextOverflowError(JudgeRequestError):
+    """The prompt cannot fit the judge's context, even with the completion cut short."""
 
 
 class JudgeParseError(JudgeError):

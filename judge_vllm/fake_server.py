@@ -9,6 +9,9 @@ Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
 ``garbage`` (200 with invalid JSON content), ``length`` (cut by max_tokens), ``drop``
 (closes the connection without answering).
 
+Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
+it answers 400 to a prompt that overflows its ``max_model_len``.
+
 Run it as a process: ``python -m judge_vllm.fake_server --port 8899``.
 """
 
@@ -46,6 +49,12 @@ class FaultPlan(BaseModel):
     latency_s: float = 0.0
     batch_endpoint: bool = True
     seed: int = 0
+    max_model_len: int = 4096
+
+
+def _count_tokens(messages: list[dict[str, Any]]) -> int:
+    """The fake chat template: one token per character plus 8 per message."""
+    return sum(len(m["content"]) + 8 for m in messages)
 
 
 def _fake_score(messages: list[dict[str, Any]]) -> int:
@@ -97,6 +106,7 @@ class FakeJudgeServer:
         self.port = port
         self.model = model
         self.counts: Counter[str] = Counter()
+        self.last_body: dict[str, Any] | None = None
         self._script: deque[Action] = deque(self.plan.script)
         self._rng = random.Random(self.plan.seed)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -168,16 +178,24 @@ class FakeJudgeServer:
         if path == "/health":
             return 200, {}
         if path == "/v1/models":
-            return 200, {
-                "object": "list",
-                "data": [{"id": self.model, "object": "model", "owned_by": "fake"}],
+            card = {
+                "id": self.model,
+                "object": "model",
+                "owned_by": "fake",
+                "max_model_len": self.plan.max_model_len,
             }
+            return 200, {"object": "list", "data": [card]}
         if path == "/tokenize":
-            return 200, {"tokens": [100 + int(body["prompt"])] if body["prompt"].isdigit() else [1, 2]}
+            tokens = [ord(c) for c in body["prompt"]] if "prompt" in body else []
+            count = _count_tokens(body["messages"]) if "messages" in body else len(tokens)
+            return 200, {"count": count, "max_model_len": self.plan.max_model_len, "tokens": tokens}
+        if path == "/detokenize":
+            return 200, {"prompt": "".join(chr(t) for t in body["tokens"])}
         if path not in ("/v1/chat/completions", "/v1/chat/completions/batch"):
             return 404, {"error": {"message": f"no route {path}"}}
         if path.endswith("/batch") and not self.plan.batch_endpoint:
             return 404, {"error": {"message": "Not Found"}}
+        self.last_body = body
         action = self._next_action()
         self.counts[action] += 1
         if self.plan.latency_s:
@@ -191,6 +209,9 @@ class FakeJudgeServer:
         if action == "reject":
             return 400, {"error": {"message": "injected bad request", "code": 400}}
         conversations = body["messages"] if path.endswith("/batch") else [body["messages"]]
+        longest = max(_count_tokens(c) for c in conversations) + body.get("max_tokens", 0)
+        if longest > self.plan.max_model_len:
+            return 400, {"error": {"message": f"maximum context length is {self.plan.max_model_len} tokens"}}
         choices = [_choice(i, body, conv, action) for i, conv in enumerate(conversations)]
         return 200, {
             "id": "chatcmpl-fake",

@@ -5,8 +5,10 @@ import json
 import subprocess
 import sys
 
+import httpx
 import pytest
 
+from judge_prompts import clip_middle, render_prompt
 from judge_vllm.client import JudgeClient, JudgeClientConfig
 from judge_vllm.schemas import AnswerType, JudgeRequest, Verdict
 
@@ -88,3 +90,17 @@ def test_cli_health(judge_url):
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.returncode == 0 and json.loads(out.stdout)["model"] == "smollm2"
+
+
+async def test_digit_heavy_megabyte_completion_is_cut_by_tokens_and_judged(judge_url):
+    """Within its character budget this completion still overflows the 4096-token context."""
+    completion = " ".join(str(i % 10) for i in range(500_000)) + "\nSo the answer is \\boxed{7}."
+    request = JudgeRequest(prompt=CASES["NUMBER"][0], completion=completion, answer="7", answer_type="NUMBER")
+    clipped = render_prompt(request.prompt, clip_middle(completion, 6000), request.answer, "NUMBER")
+    async with httpx.AsyncClient(base_url=judge_url, timeout=60) as http:
+        measured = (await http.post("/tokenize", json={"messages": clipped.messages()})).json()
+    assert measured["count"] > measured["max_model_len"]  # the character budget alone fails here
+    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode="fast", timeout=120)) as client:
+        verdict = await client.judge(request)
+        assert client.context_cuts == 1
+    assert verdict.raw in {"1", "2", "3", "4", "5"}

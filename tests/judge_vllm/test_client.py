@@ -6,6 +6,7 @@ import pytest
 
 from judge_vllm.client import JudgeClient, JudgeClientConfig, api_root
 from judge_vllm.errors import (
+    ContextOverflowError,
     JudgeParseError,
     JudgeRequestError,
     JudgeTimeoutError,
@@ -132,3 +133,41 @@ def test_classify_status_codes(status, kind):
     request = httpx.Request("POST", "http://x")
     err = openai.APIStatusError("boom", response=httpx.Response(status, request=request), body=None)
     assert type(classify(err)) is kind
+
+
+def _overlong(answer: str = "4") -> JudgeRequest:
+    return JudgeRequest(
+        prompt="What is 2+2?", completion="7 " * 2500 + f"so the answer is {answer}", answer=answer
+    )
+
+
+async def test_overlong_completion_is_cut_by_tokens_to_fit_the_context(fake_judge):
+    fake_judge.set_plan(FaultPlan(max_model_len=3500))
+    request = _overlong()
+    async with _client(fake_judge.url) as client:
+        verdict = await client.judge(request)
+        assert client.context_cuts == 1
+    assert verdict.score == 1.0  # the fake judge found the answer: the end was kept
+    sent = fake_judge.last_body["messages"][-1]["content"]
+    assert "tokens omitted ..." in sent and "so the answer is 4" in sent
+    assert len(request.completion) > 3500  # uncut, it would not have fit
+    assert fake_judge.counts["/detokenize"] == 2
+
+
+async def test_prompt_that_cannot_fit_fails_only_its_own_slot(fake_judge):
+    fake_judge.set_plan(FaultPlan(max_model_len=3500))
+    too_long_question = JudgeRequest(prompt="why? " * 800, completion="x " * 400, answer="4")
+    async with _client(fake_judge.url) as client:
+        results = await client.judge_many([_overlong(), too_long_question, _requests(1)[0]])
+    assert isinstance(results[0], Verdict) and isinstance(results[2], Verdict)
+    assert isinstance(results[1], ContextOverflowError) and "shorten the prompt" in str(results[1])
+    assert fake_judge.counts["/v1/chat/completions/batch"] == 1
+
+
+async def test_the_character_budget_applies_first(fake_judge):
+    fake_judge.set_plan(FaultPlan(max_model_len=20_000))
+    async with _client(fake_judge.url, max_completion_chars=1000) as client:
+        await client.judge(_overlong())
+        assert client.context_cuts == 0
+    sent = fake_judge.last_body["messages"][-1]["content"]
+    assert "characters omitted ..." in sent and "so the answer is 4" in sent

@@ -1,0 +1,52 @@
+"""Fit a judge prompt into the judge model's context window, counting tokens on the server.
+
+Characters are only a proxy for tokens: digits and non-Latin text run close to one token
+per character, so a prompt within its character budget can still overflow the context,
+and vLLM then rejects the request. When a prompt's UTF-8 size could overflow, the client
+asks the server's ``/tokenize`` for its true length and, when it is too long, cuts the
+graded completion by tokens: a quarter of what is kept from its start and the rest from
+its end (where the final answer is), joined by a marker saying how much was left out.
+
+The arithmetic lives here; the client does the HTTP (``/tokenize``, ``/detokenize``).
+"""
+
+from __future__ import annotations
+
+from judge_vllm.errors import ContextOverflowError
+
+__all__ = ["cut_tokens", "join_cut", "might_overflow"]
+
+# Tokens a chat template adds around the messages (role headers, turn separators).
+CHAT_TEMPLATE_TOKENS = 64
+# Room for the marker and for token boundaries that shift when the cut text is re-tokenised.
+CUT_SLACK_TOKENS = 32
+# Below this many kept tokens the completion is no longer worth judging: the rest of the
+# prompt (question, reference) is what does not fit.
+MIN_KEPT_TOKENS = 64
+
+
+def might_overflow(messages: list[dict[str, str]], max_tokens: int, max_model_len: int | None) -> bool:
+    """False only when the prompt provably fits: no token is shorter than one UTF-8 byte."""
+    if max_model_len is None:
+        return True
+    size = sum(len(m["content"].encode()) for m in messages)
+    return size + CHAT_TEMPLATE_TOKENS + max_tokens > max_model_len
+
+
+def cut_tokens(ids: list[int], excess: int) -> tuple[list[int], list[int], int]:
+    """Drop ``excess`` tokens (plus slack) from the middle: ``(head, tail, omitted)``."""
+    keep = len(ids) - excess - CUT_SLACK_TOKENS
+    if keep < MIN_KEPT_TOKENS:
+        raise ContextOverflowError(
+            f"the judge prompt is {excess} tokens over the model's context and cutting the "
+            f"completion ({len(ids)} tokens) cannot make it fit: shorten the prompt or the "
+            "reference answer, or serve the judge with a longer --max-model-len"
+        )
+    head = keep // 4
+    tail = keep - head
+    return ids[:head], ids[len(ids) - tail :], len(ids) - keep
+
+
+def join_cut(head: str, tail: str, omitted: int) -> str:
+    """The completion's kept start and end around a marker."""
+    return f"{head}\n[... {omitted} tokens omitted ...]\n{tail}"
