@@ -21,7 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judge_vllm.errors import JudgeConfigError, JudgeTimeoutError, JudgeUnavailableError
 
-__all__ = ["ServeOptions", "build_command", "start", "stop", "vllm_distribution", "wait_healthy"]
+__all__ = [
+    "ServeOptions",
+    "build_command",
+    "server_env",
+    "start",
+    "stop",
+    "vllm_distribution",
+    "wait_healthy",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +38,10 @@ SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 # node's memory be free at start-up, so a second server (or a busy host) fails to start.
 DEFAULT_CPU_KV_CACHE_BYTES = str(2 * 1024**3)
 STRUCTURED_OUTPUTS_CONFIG = '{"backend": "xgrammar", "disable_any_whitespace": true}'
+# CPU only: vLLM's automatic thread binding keeps one core for its scheduler, which halves
+# the engine on a 2-core machine; there we bind the engine to every core (judge-bench (f)).
+CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
+BIND_ALL_CORES_UP_TO = 2
 
 
 class ServeOptions(BaseModel):
@@ -57,12 +69,22 @@ def vllm_distribution() -> str | None:
     return None
 
 
+def server_env() -> dict[str, str]:
+    """Environment the server gets on top of ours: CPU thread binding on small machines."""
+    if vllm_distribution() != "vllm-cpu" or CPU_BIND_ENV in os.environ:
+        return {}
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) > BIND_ALL_CORES_UP_TO:
+        return {}
+    return {CPU_BIND_ENV: ",".join(map(str, cores))}
+
+
 def _has_flag(args: tuple[str, ...], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
 
 def build_command(options: ServeOptions) -> tuple[list[str], list[str]]:
-    """(the command we run, the equivalent ``vllm serve`` command for the docs and logs)."""
+    """(the command we run, the equivalent ``vllm serve`` command line for the docs and logs)."""
     args: list[str] = [
         "--host", options.host,
         "--port", str(options.port),
@@ -85,7 +107,8 @@ def build_command(options: ServeOptions) -> tuple[list[str], list[str]]:
             del args[i : i + 2]
     args.extend(options.extra_args)
     run = [sys.executable, "-m", SERVER_MODULE, "--model", options.model, *args]
-    equivalent = ["vllm", "serve", options.model, *args]
+    env = [f"{key}={value}" for key, value in server_env().items()]
+    equivalent = [*env, "vllm", "serve", options.model, *args]
     return run, equivalent
 
 
@@ -101,7 +124,7 @@ def start(options: ServeOptions, log_file: Path | None = None) -> subprocess.Pop
     try:
         return subprocess.Popen(
             run, stdout=out, stderr=subprocess.STDOUT if out else None,
-            start_new_session=True,
+            start_new_session=True, env={**os.environ, **server_env()},
         )  # fmt: skip
     finally:
         if out:

@@ -46,7 +46,7 @@ def test_delimiter_and_injection_in_completion_are_neutralised():
     assert "</response" not in body
     assert "<|im_start|>" not in body and "<|im_end|>" not in body and "[INST]" not in body
     assert INJECTION in body  # kept as data, visibly
-    assert p.user.count("</response-deadbeef>") == 2  # the announcement and the real closing tag
+    assert p.user.count("</response-deadbeef>") == 1  # only the real closing tag
     # the rule is restated after the data
     assert p.user.rfind("not instructions") > p.user.find("</response-deadbeef>")
 

