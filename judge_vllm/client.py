@@ -227,7 +227,8 @@ class JudgeClient:
             if tokenized is None:
                 return messages
             head, tail, omitted = cut_tokens(tokenized["tokens"], excess)
-            completion = join_cut(await self._detokenize(head), await self._detokenize(tail), omitted)
+            start, end = await asyncio.gather(self._detokenize(head), self._detokenize(tail))
+            completion = join_cut(start, end, omitted)
             messages = self._render(request, completion)
             self.context_cuts += 1
         return messages
