@@ -38,12 +38,12 @@ SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 # node's memory be free at start-up, so a second server (or a busy host) fails to start.
 DEFAULT_CPU_KV_CACHE_BYTES = str(2 * 1024**3)
 STRUCTURED_OUTPUTS_CONFIG = '{"backend": "xgrammar", "disable_any_whitespace": true}'
-# CPU only: vLLM's automatic thread binding keeps one core for its scheduler, which halves
-# the engine on a 2-core machine; there we bind the engine to every core (judge-bench (f)).
-CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
 # CPU only: 32-token KV blocks (vLLM-CPU's default is 128). Only whole blocks are reused by
 # the prefix cache, so smaller blocks recompute less of each shared judge prompt.
 DEFAULT_CPU_BLOCK_SIZE = "32"
+# CPU only: vLLM's automatic thread binding keeps one core for its scheduler, which halves
+# the engine on a 2-core machine; there we bind the engine to every core (judge-bench (f)).
+CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
 BIND_ALL_CORES_UP_TO = 2
 
 
@@ -99,12 +99,12 @@ def build_command(options: ServeOptions) -> tuple[list[str], list[str]]:
     ]  # fmt: skip
     if options.enforce_eager:
         args.append("--enforce-eager")
-    if vllm_distribution() == "vllm-cpu" and not any(
-        _has_flag(options.extra_args, f) for f in ("--kv-cache-memory-bytes", "--gpu-memory-utilization")
-    ):
-        args += ["--kv-cache-memory-bytes", DEFAULT_CPU_KV_CACHE_BYTES]
     if vllm_distribution() == "vllm-cpu":
         args += ["--block-size", DEFAULT_CPU_BLOCK_SIZE]
+        if not any(
+            _has_flag(options.extra_args, f) for f in ("--kv-cache-memory-bytes", "--gpu-memory-utilization")
+        ):
+            args += ["--kv-cache-memory-bytes", DEFAULT_CPU_KV_CACHE_BYTES]
     # Pass-through args win: drop our default for any flag the user set.
     for flag in ("--max-model-len", "--served-model-name", "--structured-outputs-config", "--block-size"):
         if _has_flag(options.extra_args, flag):
