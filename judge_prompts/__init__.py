@@ -16,6 +16,7 @@ import hashlib
 import logging
 import re
 import secrets
+import string
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -46,6 +47,18 @@ RUBRICS: dict[str, str] = {
 }
 
 Mode = Literal["verdict", "fast"]
+
+# 8 random lowercase letters (37.6 bits): unguessable by a completion written before it
+# is drawn, and fewer tokens than hex (many tokenizers split digits one per token), which
+# matters because the tags are part of every request's uncached prompt.
+_NONCE_LETTERS = string.ascii_lowercase
+_NONCE_LENGTH = 8
+
+
+def _new_nonce() -> str:
+    """A fresh random tag nonce."""
+    return "".join(secrets.choice(_NONCE_LETTERS) for _ in range(_NONCE_LENGTH))
+
 
 _env = ImmutableSandboxedEnvironment(
     loader=FileSystemLoader(TEMPLATE_DIR),
@@ -140,7 +153,7 @@ def render_prompt(
         prompt=neutralise(clip_middle(prompt, max_prompt_chars)),
         answer=neutralise(clip_middle(answer, max_prompt_chars)),
         completion=neutralise(clip_middle(completion, max_completion_chars)),
-        nonce=nonce or secrets.token_hex(4),
+        nonce=nonce or _new_nonce(),
         rubric_name=rubric.upper(),
     )
     return JudgePrompt(system=_system_prompt(rubric, mode, aspects), user=user)

@@ -64,7 +64,7 @@ def api_root(judge_url: str) -> str:
 
 def _max_tokens(config: JudgeClientConfig) -> int:
     if config.mode == "fast":
-        return 2
+        return 1  # the label; vLLM would spend one more engine step on end-of-text
     # JSON punctuation and the score, plus the explanation at a worst case of one token per
     # character (digits). The schema's maxLength ends generation long before this cap.
     extra = ASPECT_TOKENS if config.aspects else 0

@@ -6,7 +6,9 @@ Two output contracts share the same prompts and rubric:
   constrained by a JSON schema (score first, explanation bounded by ``maxLength``).
 - ``fast``: a single digit 1-5, constrained by a ``choice``; the reward is the expected
   score under the judge's probabilities for the five labels, and ``confidence`` is the
-  peak probability. One generated token per judgment.
+  peak probability. One generated token per judgment: ``max_tokens=1`` ends the reply
+  at the label (``finish_reason="length"``), one engine step before the end-of-text
+  token would.
 
 Parsing is pure: it raises ``JudgeParseError`` for a truncated reply
 (``finish_reason != "stop"``), invalid JSON or an out-of-range score; it never
@@ -107,10 +109,11 @@ def fast_verdict(
 ) -> Verdict:
     """Parse a fast-mode reply: expected score over the labels' renormalised probabilities.
 
-    Without logprobs (a server that does not return them) the sampled label is the score
-    and confidence is unknown.
+    A whole label is the whole reply, so ``"length"`` (the one-token cap) is as final as
+    ``"stop"``. Without logprobs (a server that does not return them) the sampled label is
+    the score and confidence is unknown.
     """
-    text = _require_stop(content, finish_reason).strip()
+    text = _require_stop(content, "stop" if finish_reason == "length" else finish_reason).strip()
     if text not in SCALE_LABELS:
         raise JudgeParseError(f"judge reply {text!r} is not one of {', '.join(SCALE_LABELS)}", raw=text)
     if not label_logprobs:

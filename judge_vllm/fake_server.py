@@ -33,7 +33,7 @@ __all__ = ["Action", "FakeJudgeServer", "FaultPlan"]
 Action = Literal["ok", "error", "reject", "hang", "garbage", "length", "drop"]
 
 _REFERENCE = re.compile(r"REFERENCE ANSWER:\n(.*?)\n\n", re.S)
-_RESPONSE = re.compile(r"<response-([0-9a-f]+)>\n(.*)\n</response-\1>", re.S)
+_RESPONSE = re.compile(r"<response-([0-9a-z]+)>\n(.*)\n</response-\1>", re.S)
 
 
 class FaultPlan(BaseModel):
@@ -73,8 +73,8 @@ def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], ac
         content, finish = "not json {", "stop"
     elif action == "length":
         content, finish = '{"score": 5, "explan', "length"
-    elif fast:
-        content, finish = str(score), "stop"
+    elif fast:  # as vLLM: a one-token cap ends the reply at the label
+        content, finish = str(score), "length" if body.get("max_tokens") == 1 else "stop"
     else:
         content, finish = json.dumps({"score": score, "explanation": "fake judge"}), "stop"
     choice: dict[str, Any] = {

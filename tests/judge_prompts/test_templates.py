@@ -1,4 +1,5 @@
 import logging
+import re
 
 import pytest
 
@@ -35,6 +36,7 @@ def test_completion_is_delimited_by_a_per_request_nonce():
     a = render_prompt("q", "c", "a", "TEXT")
     b = render_prompt("q", "c", "a", "TEXT")
     assert a.user != b.user  # different nonces
+    assert re.search(r"<response-([a-z]{8})>\nc\n</response-\1>", a.user)
     p = render_prompt("q", "c", "a", "TEXT", nonce="deadbeef")
     assert "<response-deadbeef>\nc\n</response-deadbeef>" in p.user
 

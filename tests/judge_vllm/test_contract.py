@@ -74,7 +74,11 @@ def test_fast_verdict_without_logprobs_uses_the_sampled_label():
     assert v.score == 0.75 and v.confidence is None
 
 
-@pytest.mark.parametrize(("content", "finish"), [("7", "stop"), ("5", "length"), ("", "stop")])
+def test_fast_verdict_accepts_a_whole_label_cut_by_the_one_token_cap():
+    assert fast_verdict("5", "length", None).score == 1.0
+
+
+@pytest.mark.parametrize(("content", "finish"), [("7", "stop"), ("", "length"), ("3", "abort"), ("", "stop")])
 def test_fast_verdict_rejects_bad_labels(content, finish):
     with pytest.raises(JudgeParseError):
         fast_verdict(content, finish, None)
