@@ -11,8 +11,8 @@ Two output contracts share the same prompts and rubric:
   token would.
 
 Parsing is pure: it raises ``JudgeParseError`` for a truncated reply
-(``finish_reason != "stop"``), invalid JSON or an out-of-range score; it never
-returns a default score.
+(``finish_reason != "stop"``, except a whole fast-mode label), invalid JSON or an
+out-of-range score; it never returns a default score.
 """
 
 from __future__ import annotations
