@@ -57,7 +57,12 @@ _NONCE_LENGTH = 8
 
 def _new_nonce() -> str:
     """A fresh random tag nonce."""
-    return "".join(secrets.choice(_NONCE_LETTERS) for _ in range(_NONCE_LENGTH))
+    value = secrets.randbelow(len(_NONCE_LETTERS) ** _NONCE_LENGTH)  # one draw, not one per letter
+    letters = []
+    for _ in range(_NONCE_LENGTH):
+        value, digit = divmod(value, len(_NONCE_LETTERS))
+        letters.append(_NONCE_LETTERS[digit])
+    return "".join(letters)
 
 
 _env = ImmutableSandboxedEnvironment(

@@ -16,15 +16,14 @@ from typing import Any, Literal
 
 import httpx
 import openai
-from openai.types.chat import ChatCompletion
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from judge_prompts import clip_middle, render_prompt
 from judge_vllm.context import cut_tokens, join_cut, might_overflow
 from judge_vllm.contract import SCALE_LABELS, fast_verdict, json_verdict, verdict_schema
 from judge_vllm.errors import JudgeError, JudgeParseError, JudgeRequestError, JudgeUnavailableError
 from judge_vllm.retry import classify, retrying
-from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.schemas import ChatChoice, JudgeRequest, Verdict, parse_chat_reply
 
 __all__ = ["JudgeClient", "JudgeClientConfig", "api_root"]
 
@@ -233,11 +232,20 @@ class JudgeClient:
             self.context_cuts += 1
         return messages
 
-    def _parse(self, choice: Any) -> Verdict:
-        content = choice.message.content if choice.message else None
+    def _parse(self, choice: ChatChoice) -> Verdict:
+        content = (choice.get("message") or {}).get("content")
+        finish_reason = choice.get("finish_reason")
         if self.config.mode == "fast":
-            return fast_verdict(content, choice.finish_reason, _label_logprobs(choice))
-        return json_verdict(content, choice.finish_reason)
+            return fast_verdict(content, finish_reason, _label_logprobs(choice))
+        return json_verdict(content, finish_reason)
+
+    async def _complete(self, path: str, body: dict[str, Any]) -> list[ChatChoice]:
+        """POST a chat completion body and return the reply's choices."""
+        reply = await self._call(self._openai.post, path, cast_to=httpx.Response, body=body)
+        try:
+            return parse_chat_reply(reply.content)
+        except ValidationError as err:
+            raise JudgeParseError(f"judge reply is not a chat completion: {err}") from err
 
     async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run one API call under the retry policy, with errors mapped to the judge's tree."""
@@ -254,12 +262,10 @@ class JudgeClient:
         label_ids = await self._label_token_ids() if self.config.mode == "fast" else None
         body = {"model": await self.model_name(), "messages": await self._messages(request)}
         body.update(self._sampling(label_ids))
-        completion = await self._call(
-            self._openai.post, "/chat/completions", cast_to=ChatCompletion, body=body
-        )
-        if not completion.choices:
+        choices = await self._complete("/chat/completions", body)
+        if not choices:
             raise JudgeParseError("judge reply has no choices")
-        return self._parse(completion.choices[0])
+        return self._parse(choices[0])
 
     async def judge_many(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
         """Judge several requests; each slot holds a verdict or that request's error."""
@@ -287,8 +293,7 @@ class JudgeClient:
             return results  # type: ignore[return-value]
         body: dict[str, Any] = {"model": await self.model_name(), "messages": [prepared[i] for i in sendable]}
         body.update(self._sampling(label_ids))
-        completion = await self._call(self._openai.post, BATCH_PATH, cast_to=ChatCompletion, body=body)
-        by_index = {choice.index: choice for choice in completion.choices}
+        by_index = {choice["index"]: choice for choice in await self._complete(BATCH_PATH, body)}
         for slot, i in enumerate(sendable):
             choice = by_index.get(slot)
             if choice is None:
@@ -309,13 +314,12 @@ def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:
     raise result
 
 
-def _label_logprobs(choice: Any) -> dict[str, float] | None:
+def _label_logprobs(choice: ChatChoice) -> dict[str, float] | None:
     """The first generated position's logprobs for the score labels, if the server sent them."""
-    logprobs = getattr(choice, "logprobs", None)
-    content = getattr(logprobs, "content", None) if logprobs else None
+    content = (choice.get("logprobs") or {}).get("content")
     if not content:
         return None
     first = content[0]
-    values = {entry.token: entry.logprob for entry in (first.top_logprobs or [])}
-    values.setdefault(first.token, first.logprob)
+    values = {entry["token"]: entry["logprob"] for entry in first.get("top_logprobs") or []}
+    values.setdefault(first["token"], first["logprob"])
     return {k: v for k, v in values.items() if k in SCALE_LABELS}

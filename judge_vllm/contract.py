@@ -17,7 +17,6 @@ out-of-range score; it never returns a default score.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -91,8 +90,8 @@ def json_verdict(content: str | None, finish_reason: str | None) -> Verdict:
     """Parse a verdict-mode reply."""
     text = _require_stop(content, finish_reason)
     try:
-        reply = _JudgeJSON.model_validate(json.loads(text))
-    except (json.JSONDecodeError, ValidationError, TypeError) as err:
+        reply = _JudgeJSON.model_validate_json(text)
+    except ValidationError as err:
         raise JudgeParseError(f"judge reply is not a valid verdict: {err}", raw=text) from err
     aspects = {name: getattr(reply, name) for name in ASPECTS}
     detailed = {k: scale_to_unit(v) for k, v in aspects.items() if v is not None} or None

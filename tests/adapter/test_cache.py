@@ -48,8 +48,18 @@ def test_roundtrip_is_json_and_survives_reopen(tmp_path):
 
 def test_corrupt_entry_is_a_miss(tmp_path):
     cache = VerdictCache(tmp_path / "c", 100)
-    cache._cache.set("k", {"score": 7})
+    cache._cache.set("k", '{"score": 7}')
+    cache._cache.set("garbled", "{not json")
     assert cache.get("k") is None
+    assert cache.get("garbled") is None
+    assert "k" not in cache._cache
+
+
+def test_pickled_entry_is_refused_not_loaded(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache._cache.set("k", {"score": 0.5})  # diskcache pickles a dict
+    assert cache.get("k") is None
+    assert "k" not in cache._cache
 
 
 def test_size_is_bounded(tmp_path):
