@@ -1,19 +1,27 @@
 """The verdict cache: diskcache on disk, JSON text values (never pickle), collision-safe keys.
 
 Keys are SHA-256 digests of a canonical JSON encoding of everything that decides the
-verdict: judge model, template version, output contract, sampling and every request
-field. Only judge verdicts are stored, never fallbacks. The directory is created 0700;
+verdict: judge model, template version, output contract and sampling (hashed once per
+setting), then the request's fields as one JSON list. Only judge verdicts are stored, never fallbacks. The directory is created 0700;
 several processes may share it (diskcache uses SQLite with its own locking). Keys and
 values are stored as plain SQLite text (no compression, no second JSON pass: a hit costs
 one SELECT and one pydantic parse); an entry in any other form is refused, never unpickled.
+
+Writes are write-behind: ``set`` hands the verdict to one writer thread that stores what
+has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
+it lands, ``get`` answers from memory (a process reads its own writes at once). ``close``
+writes everything still queued. A failed write is logged and dropped: it is only a cache.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
+import queue
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +42,15 @@ BYTES_PER_ENTRY = 1024
 
 def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> str:
     """A collision-safe key for the verdict the judge would give this request."""
+    digest = _settings_digest(model, config).copy()
+    fields = [request.prompt, request.completion, request.answer, request.answer_type]
+    digest.update(json.dumps(fields, ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _settings_digest(model: str, config: JudgeClientConfig) -> Any:
+    """SHA-256 state after the settings that decide a verdict (shared by every request)."""
     material = {
         "schema": KEY_SCHEMA_VERSION,
         "model": model,
@@ -45,13 +62,9 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
         "max_completion_chars": config.max_completion_chars,
         "temperature": config.temperature,
         "seed": config.seed,
-        "prompt": request.prompt,
-        "completion": request.completion,
-        "answer": request.answer,
-        "answer_type": request.answer_type,
     }
-    canonical = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode() + b"\n")
 
 
 class _TextDisk(diskcache.Disk):
@@ -75,11 +88,15 @@ class VerdictCache:
             size_limit=max_entries * BYTES_PER_ENTRY,
             eviction_policy="least-recently-stored",
         )
+        self._unwritten: dict[str, str] = {}
+        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write_loop, name="verdict-cache-writer", daemon=True)
+        self._writer.start()
 
     def get(self, key: str) -> Verdict | None:
         """The cached verdict, or None (a corrupt entry counts as a miss)."""
         try:
-            value = self._cache.get(key)
+            value = self._unwritten.get(key) or self._cache.get(key)
             return None if value is None else Verdict.model_validate_json(value)
         except (ValueError, TypeError):
             logger.debug("dropping invalid cache entry %s", key[:12])
@@ -87,12 +104,39 @@ class VerdictCache:
             return None
 
     def set(self, key: str, verdict: Verdict) -> None:
-        """Store a judge verdict."""
-        self._cache.set(key, verdict.model_dump_json())
+        """Store a judge verdict (readable at once; on disk shortly after)."""
+        text = verdict.model_dump_json()
+        self._unwritten[key] = text
+        self._queue.put((key, text))
 
     def __len__(self) -> int:
         return len(self._cache)
 
     def close(self) -> None:
-        """Close the SQLite connections."""
+        """Write what is still queued, then close the SQLite connections. Idempotent."""
+        if self._writer.is_alive():
+            self._queue.put(None)
+            self._writer.join()
         self._cache.close()
+
+    def _write_loop(self) -> None:
+        """The writer thread: store queued verdicts, several per transaction, until ``None``."""
+        done = False
+        while not done:
+            batch = [self._queue.get()]
+            while not self._queue.empty():
+                batch.append(self._queue.get())
+            done = None in batch
+            entries = [entry for entry in batch if entry is not None]
+            try:
+                with self._cache.transact():
+                    for key, text in entries:
+                        self._cache.set(key, text)
+            except Exception as err:  # disk full, lock timeout: a cache must not take the trainer down
+                logger.warning(
+                    "verdict cache: %d writes dropped (%s: %s)", len(entries), type(err).__name__, err
+                )
+            for key, text in entries:
+                if self._unwritten.get(key) == text:
+                    self._unwritten.pop(key, None)
+        self._cache.close()  # this thread's SQLite connection

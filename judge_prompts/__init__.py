@@ -70,6 +70,7 @@ _env = ImmutableSandboxedEnvironment(
     undefined=StrictUndefined,
     autoescape=False,
     keep_trailing_newline=False,
+    auto_reload=False,  # fixed for the process, like template_version(): no stat() per render
 )
 
 # Anything that could close our response tag, or open a chat turn / special token of a

@@ -67,3 +67,26 @@ def test_size_is_bounded(tmp_path):
     for i in range(3000):
         cache.set(f"k{i}", Verdict(score=0.5, explanation="x" * 100))
     assert len(cache) < 3000
+
+
+def test_a_write_is_readable_at_once_and_on_disk_after_close(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 100)
+    for i in range(200):
+        cache.set(f"k{i}", Verdict(score=i / 200))
+    assert cache.get("k199") == Verdict(score=199 / 200)
+    cache.close()
+    reopened = VerdictCache(tmp_path / "c", 1000)
+    assert [reopened.get(f"k{i}").score for i in range(200)] == [i / 200 for i in range(200)]
+
+
+def test_a_failed_write_is_logged_and_dropped(tmp_path, caplog, monkeypatch):
+    cache = VerdictCache(tmp_path / "c", 100)
+
+    def disk_full(*args, **kwargs):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(cache._cache, "set", disk_full)
+    cache.set("k", Verdict(score=1.0))
+    cache.close()
+    assert "1 writes dropped (OSError: No space left on device)" in caplog.text
+    assert cache._unwritten == {}
