@@ -2,7 +2,9 @@
 
 This test runs its own server (the session's stays up for the other tests): SIGKILL after
 the first 100 answers, restart on the same port. Requests sent while it is down are
-answered by the rule fallback; once it is back, the judge answers again.
+answered by the rule fallback; once it is back, the judge answers again. Its servers run
+with --enforce-eager (no torch.compile warm-up: two starts take ~1.5 min, not ~5-7 min on
+a busy 2-core machine), and the test has a timeout of its own.
 """
 
 import os
@@ -32,12 +34,13 @@ def _free_port() -> int:
 
 
 def _start(model: str, port: int, log):
-    options = launcher.ServeOptions(model=model, served_model_name="smollm2", port=port)
+    options = launcher.ServeOptions(model=model, served_model_name="smollm2", port=port, enforce_eager=True)
     process = launcher.start(options, log_file=log)
     launcher.wait_healthy(f"http://127.0.0.1:{port}", 900, process)
     return process
 
 
+@pytest.mark.timeout(1800)
 def test_killed_and_restarted_server_loses_nothing(tmp_path):
     model = prepare_model("smollm2")
     port = _free_port()
