@@ -146,14 +146,23 @@ def prefix_cache_counters(url: str) -> tuple[float, float]:
 
 def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: int) -> dict[str, list[float]]:
     """Judgments/s of ``vllm.LLM.chat`` on the same prompts and constraints, per mode."""
-    from vllm import LLM, SamplingParams
-    from vllm.sampling_params import StructuredOutputsParams
+    from vllm import LLM
 
     os.environ.update(launcher.server_env())  # the engine gets the server's cores
     llm = LLM(model=model_dir, dtype=SERVER_DTYPE, max_model_len=4096, enable_prefix_caching=True,
               kv_cache_memory_bytes=int(launcher.DEFAULT_CPU_KV_CACHE_BYTES),
               block_size=int(launcher.DEFAULT_CPU_BLOCK_SIZE),
               structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True})  # fmt: skip
+    try:
+        return _offline_rates(llm, items, repeats)
+    finally:
+        llm.llm_engine.engine_core.shutdown()  # its worker process would outlive (b) otherwise
+
+
+def _offline_rates(llm: Any, items: list[dict[str, str]], repeats: int) -> dict[str, list[float]]:
+    from vllm import SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
     rates: dict[str, list[float]] = {}
     for mode in MODES:
         constraint = (
