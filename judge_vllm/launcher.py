@@ -122,11 +122,17 @@ def build_command(options: ServeOptions) -> tuple[list[str], list[str]]:
             _has_flag(options.extra_args, f) for f in ("--kv-cache-memory-bytes", "--gpu-memory-utilization")
         ):
             args += ["--kv-cache-memory-bytes", DEFAULT_CPU_KV_CACHE_BYTES]
-        if not _has_flag(options.extra_args, "--dtype") and cpu_lacks_native_bf16():
+        if cpu_lacks_native_bf16():
             args += ["--dtype", "float32"]
     # Pass-through args win: drop our default for any flag the user set.
-    for flag in ("--max-model-len", "--served-model-name", "--structured-outputs-config", "--block-size"):
-        if _has_flag(options.extra_args, flag):
+    for flag in (
+        "--max-model-len",
+        "--served-model-name",
+        "--structured-outputs-config",
+        "--block-size",
+        "--dtype",
+    ):
+        if flag in args and _has_flag(options.extra_args, flag):
             i = args.index(flag)
             del args[i : i + 2]
     args.extend(options.extra_args)

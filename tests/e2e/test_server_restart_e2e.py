@@ -3,8 +3,8 @@
 This test runs its own server (the session's stays up for the other tests): SIGKILL after
 the first 100 answers, restart on the same port. Requests sent while it is down are
 answered by the rule fallback; once it is back, the judge answers again. Its servers run
-with --enforce-eager (no torch.compile warm-up: two starts take ~1.5 min, not ~5-7 min on
-a busy 2-core machine), and the test has a timeout of its own.
+with --enforce-eager (no torch.compile warm-up: about 1 min per start instead of
+3-4 min on a busy 2-core machine), and the test has a timeout of its own.
 """
 
 import os

@@ -68,6 +68,9 @@ def test_cpus_without_bf16_arithmetic_run_the_judge_in_fp32(monkeypatch, tmp_pat
     monkeypatch.setattr(launcher, "vllm_distribution", lambda: "vllm")
     cpuinfo.write_text("flags\t\t: avx2\n")
     assert "--dtype" not in build_command(ServeOptions(model="m"))[0]  # GPU
+    run, _ = build_command(ServeOptions(model="m", extra_args=("--dtype", "half", "--block-size", "16")))
+    # GPU: we set no default for these flags, so the user's pass through untouched
+    assert run[-4:] == ["--dtype", "half", "--block-size", "16"]
 
 
 def test_enforce_eager_flag():
