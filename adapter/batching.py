@@ -43,6 +43,7 @@ class MicroBatcher:
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self._collector: asyncio.Task[None] | None = None
+        self._closed = False
         self.inflight = 0
 
     @property
@@ -52,6 +53,8 @@ class MicroBatcher:
 
     async def submit(self, request: JudgeRequest) -> Outcome:
         """Queue one request and wait for its outcome (a verdict or that item's error)."""
+        if self._closed:
+            return JudgeUnavailableError("the reward system was closed")
         if self._collector is None:
             self._collector = asyncio.get_running_loop().create_task(self._collect())
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
@@ -108,7 +111,8 @@ class MicroBatcher:
                     future.set_result(outcome)
 
     async def aclose(self) -> None:
-        """Stop collecting; fail whatever is still queued or in flight."""
+        """Stop collecting; fail whatever is still queued or in flight, and what comes later."""
+        self._closed = True
         tasks = [t for t in (self._collector, *self._tasks) if t is not None]
         for task in tasks:
             task.cancel()

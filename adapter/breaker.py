@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
+from adapter.forking import reset_after_fork
+
 __all__ = ["BreakerState", "CircuitBreaker"]
 
 logger = logging.getLogger("JudgeReward")
@@ -34,10 +36,14 @@ class CircuitBreaker:
         self.reset_timeout_s = reset_timeout_s
         self._clock = clock
         self._lock = threading.Lock()
+        reset_after_fork(self)
         self._state = BreakerState.CLOSED
         self._failures = 0
         self._opened_at = 0.0
         self._probing = False
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()  # a parent thread may have held it at fork
 
     @property
     def state(self) -> BreakerState:

@@ -1,9 +1,19 @@
-"""The reward configuration: one frozen, validated model, loadable from YAML, dicts and env.
+"""The reward configuration: one frozen, validated model, from YAML, dicts or code.
 
-YAML values may use ``${VAR}`` and ``${VAR:-default}``. The seed's nested form
-(``reward: {type: judge_model, config: {...}}``) and a flat mapping are both accepted.
-Environment variables ``JUDGE_MODEL_URL``, ``JUDGE_MODEL_API_KEY``, ``JUDGE_MAX_BATCH_SIZE``
-and ``JUDGE_MAX_CONCURRENT`` override the file or dict when set.
+Every form gets the same treatment: ``${VAR}`` and ``${VAR:-default}`` in any string value
+(an unset ``${VAR}`` without a default is an error naming the key and the variable), the
+seed's nested form (``reward: {type: judge_model, config: {...}}``) or a flat mapping, and
+the environment overrides below. Precedence, highest first:
+
+| source | applies to |
+|---|---|
+| a value given in code (a dict key, a ``RewardConfig``) | that key |
+| ``JUDGE_MODEL_URL``, ``JUDGE_MODEL_API_KEY``, ``JUDGE_MAX_BATCH_SIZE``, ``JUDGE_MAX_CONCURRENT`` | YAML files, and keys a dict does not give |
+| a YAML file's value (after ``${VAR}`` interpolation) | that key |
+| the defaults below | every other key |
+
+The judge client's settings are declared once, in ``JudgeClientConfig``; this model
+extends it with the adapter's own.
 """
 
 from __future__ import annotations
@@ -15,13 +25,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
+from adapter.calibration import ConfidenceCalibration
 from adapter.rules import RuleSettings
-from judge_vllm.client import JudgeClientConfig
+from judge_vllm.client import JudgeClientConfig, check_judge_url
 from judge_vllm.errors import JudgeConfigError
 
-__all__ = ["ENV_OVERRIDES", "RewardConfig", "interpolate_env", "load_reward_config"]
+__all__ = ["ENV_OVERRIDES", "ConfigLike", "RewardConfig", "interpolate_env", "load_reward_config"]
 
 ENV_OVERRIDES = {
     "JUDGE_MODEL_URL": "judge_url",
@@ -30,38 +41,33 @@ ENV_OVERRIDES = {
     "JUDGE_MAX_CONCURRENT": "max_concurrent_requests",
 }
 DEFAULT_CACHE_DIR = Path("~/.cache/judge-vllm/rewards")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_WRAPPER_KEYS = {"type", "config"}
 
 
-class RewardConfig(BaseModel):
-    """Every knob of the judge reward, with the seed's key names. Unknown keys are errors."""
+class RewardConfig(JudgeClientConfig):
+    """Every knob of the judge reward, with the seed's key names. Unknown keys are errors.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    The judge client's keys (``judge_url``, ``api_key``, ``model``, ``mode``, ``timeout``,
+    ``request_timeout``, ``max_retries``, ...) come from ``JudgeClientConfig``. Here
+    ``timeout`` bounds the whole reward call (queue wait, retries and fallback included) and
+    ``request_timeout`` one HTTP attempt.
+    """
 
     # The judge server(s).
-    judge_url: str = "http://localhost:8888"
     judge_urls: list[str] | None = Field(default=None, description="several judges: an ensemble")
     aggregate: Literal["mean", "median", "vote"] = "mean"
-    api_key: SecretStr | None = None
-    model: str | None = None
-    mode: Literal["verdict", "fast"] = "fast"  # see docs/BENCHMARKS.md for why
-    aspects: bool = False
-    max_explanation_chars: int = Field(default=120, ge=16, le=4000)
-    max_prompt_chars: int = Field(default=4000, ge=200, le=1_000_000)
-    max_completion_chars: int = Field(default=6000, ge=200, le=1_000_000)
     # Cache.
     use_cache: bool = True
     cache_dir: Path = DEFAULT_CACHE_DIR
-    cache_size: int = Field(default=5000, ge=1, le=100_000_000)
+    cache_size: int = Field(default=5000, ge=1, le=100_000_000, description="entries kept")
     # Performance.
     max_batch_size: int = Field(default=16, ge=1, le=4096)
     batch_timeout: float = Field(default=0.05, ge=0.0, le=10.0)
     max_concurrent_requests: int = Field(default=32, ge=1, le=4096)
     max_queue_size: int = Field(default=10_000, ge=1, le=10_000_000)
-    timeout: float = Field(default=30.0, gt=0.0, le=3600.0)
     # Reliability.
     fallback_to_rule: bool = True
-    max_retries: int = Field(default=3, ge=0, le=20)
     circuit_breaker_threshold: int = Field(default=5, ge=1, le=10_000)
     circuit_breaker_timeout: float = Field(default=30.0, gt=0.0, le=86_400.0)
     prechecks: bool = True
@@ -69,19 +75,17 @@ class RewardConfig(BaseModel):
         default=None, gt=0.0, description="seconds between canary probe rounds; None = off"
     )
     canary_alert_rate: float = Field(default=0.25, ge=0.0, le=1.0)
+    calibration: ConfidenceCalibration | None = Field(
+        default=None, description="shrink low-confidence judge rewards; None = off"
+    )
     rules: RuleSettings = Field(default_factory=RuleSettings)
 
-    @field_validator("api_key", "model", mode="before")
+    @field_validator("judge_urls")
     @classmethod
-    def _empty_is_none(cls, value: Any) -> Any:
-        return None if value == "" else value
-
-    @field_validator("judge_url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https:// (set judge_url or JUDGE_MODEL_URL)")
-        return value.rstrip("/")
+    def _urls(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("list at least one judge URL, or leave judge_urls out")
+        return None if value is None else [check_judge_url(url) for url in value]
 
     @property
     def cache_path(self) -> Path:
@@ -90,22 +94,14 @@ class RewardConfig(BaseModel):
 
     def client_config(self, judge_url: str | None = None) -> JudgeClientConfig:
         """The judge client's settings for one judge URL (default: ``judge_url``)."""
-        return JudgeClientConfig(
-            judge_url=judge_url or self.judge_url,
-            api_key=self.api_key,
-            model=self.model,
-            mode=self.mode,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            aspects=self.aspects,
-            max_explanation_chars=self.max_explanation_chars,
-            max_prompt_chars=self.max_prompt_chars,
-            max_completion_chars=self.max_completion_chars,
-        )
+        shared = {name: getattr(self, name) for name in JudgeClientConfig.model_fields}
+        if judge_url is not None:
+            shared["judge_url"] = check_judge_url(judge_url)
+        return JudgeClientConfig.model_construct(**shared)
 
     @classmethod
-    def from_any(cls, config: RewardConfig | Mapping[str, Any] | str | Path | None) -> RewardConfig:
-        """Build from a RewardConfig (as is), a mapping, or a YAML path (env overrides applied)."""
+    def from_any(cls, config: ConfigLike) -> RewardConfig:
+        """Build from a RewardConfig (as is), a mapping, or a YAML path (see the module docs)."""
         if isinstance(config, RewardConfig):
             return config
         if isinstance(config, str | Path):
@@ -114,26 +110,59 @@ class RewardConfig(BaseModel):
             raise JudgeConfigError(
                 f"config must be a dict, a RewardConfig or a YAML path, not {type(config).__name__}"
             )
-        return _validate(_unwrap(dict(config or {})))
+        data = _unwrap(interpolate_env(dict(config or {})))
+        return _validate({**_env_overrides(), **data})
 
 
-def interpolate_env(value: Any, env: Mapping[str, str] | None = None) -> Any:
-    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string of a parsed YAML document."""
+ConfigLike = RewardConfig | Mapping[str, Any] | str | Path | None
+
+
+def interpolate_env(value: Any, env: Mapping[str, str] | None = None, key: str = "config") -> Any:
+    """Replace ``${VAR}`` / ``${VAR:-default}`` in every string of a parsed config.
+
+    ``${VAR:-default}`` takes the default when VAR is unset or empty; an unset ``${VAR}``
+    without a default raises ``JudgeConfigError`` naming ``key`` and the variable.
+    """
     env = os.environ if env is None else env
     if isinstance(value, str):
-        return _ENV_REF.sub(lambda m: env.get(m.group(1)) or (m.group(2) or ""), value)
+
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if default is not None:
+                return env.get(name) or default
+            if name not in env:
+                raise JudgeConfigError(
+                    f"{key}: environment variable {name} is not set; export it, or write "
+                    f"${{{name}:-default}} to give a default"
+                )
+            return env[name]
+
+        return _ENV_REF.sub(substitute, value)
     if isinstance(value, list):
-        return [interpolate_env(v, env) for v in value]
-    if isinstance(value, dict):
-        return {k: interpolate_env(v, env) for k, v in value.items()}
+        return [interpolate_env(v, env, f"{key}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {k: interpolate_env(v, env, k if key == "config" else f"{key}.{k}") for k, v in value.items()}
     return value
+
+
+def _env_overrides() -> dict[str, str]:
+    return {key: os.environ[var] for var, key in ENV_OVERRIDES.items() if os.environ.get(var)}
 
 
 def _unwrap(data: dict[str, Any]) -> dict[str, Any]:
     """Accept the seed's nested ``reward: {type, config}`` form as well as a flat mapping."""
     if "reward" in data and isinstance(data["reward"], Mapping):
+        if len(data) > 1:
+            others = ", ".join(repr(k) for k in data if k != "reward")
+            raise JudgeConfigError(f"unknown key(s) {others} beside 'reward'; put them under reward.config")
         data = dict(data["reward"])
     if "config" in data and isinstance(data["config"], Mapping):
+        extra = sorted(set(data) - _WRAPPER_KEYS)
+        if extra:
+            raise JudgeConfigError(
+                f"unknown key(s) {', '.join(map(repr, extra))} beside reward.type and reward.config; "
+                "put them under reward.config"
+            )
         kind = data.get("type", "judge_model")
         if kind not in ("judge_model", None):
             raise JudgeConfigError(f"reward.type is {kind!r}; judge-vllm needs 'judge_model'")
@@ -142,9 +171,6 @@ def _unwrap(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _validate(data: dict[str, Any]) -> RewardConfig:
-    for var, key in ENV_OVERRIDES.items():
-        if os.environ.get(var):
-            data[key] = os.environ[var]
     try:
         return RewardConfig.model_validate(data)
     except ValidationError as err:
@@ -175,4 +201,4 @@ def load_reward_config(path: str | Path) -> RewardConfig:
         raise JudgeConfigError(f"reward config {path} is not valid YAML: {err}") from None
     if not isinstance(raw, dict):
         raise JudgeConfigError(f"reward config {path} must be a mapping, not {type(raw).__name__}")
-    return _validate(_unwrap(interpolate_env(raw)))
+    return _validate({**_unwrap(interpolate_env(raw)), **_env_overrides()})

@@ -36,8 +36,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from adapter.config import RewardConfig
+from adapter.factory import create_judge_reward
 from adapter.result import Source
-from adapter.reward import BaseJudgeReward, ConfigLike, create_judge_reward
+from adapter.reward import BaseJudgeReward, ConfigLike
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.schemas import JudgeRequest

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from adapter.forking import reset_after_fork
 from judge_vllm.errors import JudgeError
 
 __all__ = ["LoopThread"]
@@ -17,7 +18,11 @@ T = TypeVar("T")
 
 
 class LoopThread:
-    """Starts lazily, runs coroutines submitted from any thread, closes cleanly once."""
+    """Starts lazily, runs coroutines submitted from any thread, closes cleanly once.
+
+    In a forked child the parent's thread does not exist: the child starts its own loop
+    on first use.
+    """
 
     def __init__(self, name: str = "judge-reward-loop") -> None:
         self._name = name
@@ -25,6 +30,12 @@ class LoopThread:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        reset_after_fork(self)
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()
+        self._loop = None
+        self._thread = None
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:

@@ -6,6 +6,8 @@ import threading
 from collections import Counter, deque
 from typing import Any
 
+from adapter.forking import reset_after_fork
+
 __all__ = ["RewardMetrics", "percentile"]
 
 LATENCY_WINDOW = 10_000
@@ -24,6 +26,7 @@ class RewardMetrics:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        reset_after_fork(self)
         self.sources: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
         self.fallback_reasons: Counter[str] = Counter()
@@ -33,6 +36,9 @@ class RewardMetrics:
         self.batched_items = 0
         self.single_flight_joins = 0
         self._latency_ms: deque[float] = deque(maxlen=LATENCY_WINDOW)
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()  # a parent thread may have held it at fork
 
     def record(self, source: str, latency_ms: float, reason: str | None = None) -> None:
         """One answered request."""

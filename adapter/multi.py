@@ -1,7 +1,9 @@
 """``MultiJudge``: several judge servers scoring the same request, aggregated.
 
-Each judge is a full ``JudgeRewardSystem`` (its own batching, cache, breaker). Judges
-that fail are left out of the aggregate; if all fail, the first judge's fallback answers.
+The ensemble is a judge reward whose ``_request_judge`` (the documented extension point)
+asks every member: each member is a full ``JudgeRewardSystem`` with its own batching,
+cache, breaker and fallback. Members that could not judge (fallback or error) are left
+out of the aggregate; when none could, the ensemble falls back like any judge reward.
 Per-judge scores are reported in ``judge_scores``.
 """
 
@@ -11,10 +13,10 @@ import asyncio
 import statistics
 from typing import Any
 
-from adapter.config import RewardConfig
-from adapter.result import RewardResult
-from adapter.reward import BaseJudgeReward, ConfigLike, JudgeRewardSystem
-from judge_vllm.schemas import JudgeRequest
+from adapter.config import ConfigLike, RewardConfig
+from adapter.reward import BaseJudgeReward, JudgeRewardSystem
+from judge_vllm.errors import JudgeUnavailableError
+from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["MultiJudge", "aggregate_scores"]
 
@@ -35,40 +37,30 @@ class MultiJudge(BaseJudgeReward):
 
     def __init__(self, config: ConfigLike = None) -> None:
         shared = RewardConfig.from_any(config)
-        # The members cache their own verdicts; the ensemble itself keeps no cache.
+        # The members cache their own verdicts; the ensemble keeps no cache and runs the
+        # pre-checks once for all of them.
         super().__init__(shared.model_copy(update={"use_cache": False}))
         urls = shared.judge_urls or [shared.judge_url]
+        member = {"judge_urls": None, "prechecks": False}
         self.judges = {
-            url: JudgeRewardSystem(shared.model_copy(update={"judge_url": url, "judge_urls": None}))
-            for url in urls
+            url: JudgeRewardSystem(shared.model_copy(update={**member, "judge_url": url})) for url in urls
         }
 
-    async def _score(self, request: JudgeRequest, started: float, checked: bool = False) -> RewardResult:
-        if not checked:
-            quick = self._quick(request, started)
-            if quick is not None:
-                return quick
-        results = await asyncio.gather(
-            *(judge.areward(**request.model_dump(exclude={"metadata"})) for judge in self.judges.values())
-        )
+    async def _request_judge(self, request: JudgeRequest) -> Verdict:
+        """Every member's reward for the request, aggregated (fails when no member judged)."""
+        fields = request.model_dump(exclude={"metadata"})
+        results = await asyncio.gather(*(judge.areward(**fields) for judge in self.judges.values()))
         per_judge = {
             url: r["reward"] if r["source"] in JUDGED else None
             for url, r in zip(self.judges, results, strict=True)
         }
         scores = [s for s in per_judge.values() if s is not None]
         if not scores:
-            first = RewardResult.model_validate(results[0])
-            return self._finish(
-                request, started, first.reward, first.source, first.explanation,
-                reason=first.reason, error=first.error, judge_scores=per_judge,
-            )  # fmt: skip
-        value = aggregate_scores(scores, self.config.aggregate)
-        return self._finish(
-            request,
-            started,
-            value,
-            "judge",
-            f"{self.config.aggregate} of {len(scores)}/{len(self.judges)} judges",
+            reasons = sorted({str(r["reason"]) for r in results})
+            raise JudgeUnavailableError(f"none of {len(self.judges)} judges answered: {', '.join(reasons)}")
+        return Verdict(
+            score=aggregate_scores(scores, self.config.aggregate),
+            explanation=f"{self.config.aggregate} of {len(scores)}/{len(self.judges)} judges",
             judge_scores=per_judge,
         )
 
@@ -79,7 +71,7 @@ class MultiJudge(BaseJudgeReward):
         return snapshot
 
     def close(self) -> None:
-        """Close every member judge, then the ensemble."""
+        """Close the ensemble, then every member judge."""
+        super().close()
         for judge in self.judges.values():
             judge.close()
-        super().close()

@@ -12,20 +12,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Literal
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TypeVar
 
 import httpx
 import openai
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from judge_prompts import clip_middle, render_prompt
 from judge_vllm.context import cut_tokens, join_cut, might_overflow
 from judge_vllm.contract import SCALE_LABELS, fast_verdict, json_verdict, verdict_schema
-from judge_vllm.errors import JudgeError, JudgeParseError, JudgeRequestError, JudgeUnavailableError
+from judge_vllm.errors import JudgeError, JudgeInputError, JudgeParseError, JudgeRequestError
 from judge_vllm.retry import classify, retrying
 from judge_vllm.schemas import ChatChoice, JudgeRequest, Verdict, parse_chat_reply
 
-__all__ = ["JudgeClient", "JudgeClientConfig", "api_root"]
+__all__ = ["REQUEST_TIMEOUT_SHARE", "JudgeClient", "JudgeClientConfig", "api_root", "check_judge_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,26 +43,65 @@ BATCH_PATH = "/chat/completions/batch"
 JSON_OVERHEAD_TOKENS = 24
 CONTEXT_FIT_ROUNDS = 3
 ASPECT_TOKENS = 24
+# Default share of ``timeout`` one HTTP attempt may take: a hung attempt leaves room for two more.
+REQUEST_TIMEOUT_SHARE = 1 / 3
+MIN_ATTEMPT_S = 0.05
+T = TypeVar("T")
+
+
+def check_judge_url(value: str) -> str:
+    """A judge URL with scheme http(s) and a host, without a trailing slash (ValueError if not)."""
+    url = httpx.URL(value.strip()) if isinstance(value, str) else None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise ValueError("must start with http:// or https:// and name a host, e.g. http://localhost:8888")
+    return value.strip().rstrip("/")
 
 
 class JudgeClientConfig(BaseModel):
-    """How to reach the judge and what to ask of it."""
+    """How to reach the judge and what to ask of it; the reward config extends it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     judge_url: str = "http://localhost:8888"
     api_key: SecretStr | None = None
     model: str | None = Field(default=None, description="served model name; None = first listed")
-    mode: Literal["verdict", "fast"] = "verdict"
-    timeout: float = Field(default=30.0, gt=0, description="seconds per HTTP attempt")
+    mode: Literal["verdict", "fast"] = Field(default="fast", description="see docs/BENCHMARKS.md for why")
+    timeout: float = Field(default=30.0, gt=0.0, le=3600.0, description="seconds for a whole call")
+    request_timeout: float | None = Field(
+        default=None, gt=0.0, description="seconds for one HTTP attempt; None = a third of timeout"
+    )
     max_retries: int = Field(default=3, ge=0, le=20)
     aspects: bool = False
     max_explanation_chars: int = Field(default=120, ge=16, le=4000)
-    max_prompt_chars: int = Field(default=4000, ge=200)
-    max_completion_chars: int = Field(default=6000, ge=200)
+    max_prompt_chars: int = Field(default=4000, ge=200, le=1_000_000)
+    max_completion_chars: int = Field(default=6000, ge=200, le=1_000_000)
     use_batch_endpoint: bool = True
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     seed: int | None = 0
+
+    @field_validator("api_key", "model", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("judge_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return check_judge_url(value)
+
+    @model_validator(mode="after")
+    def _attempt_fits_call(self) -> JudgeClientConfig:
+        if self.request_timeout is not None and self.request_timeout > self.timeout:
+            raise ValueError(
+                f"request_timeout ({self.request_timeout} s, one HTTP attempt) must not exceed "
+                f"timeout ({self.timeout} s, the whole call)"
+            )
+        return self
+
+    @property
+    def attempt_timeout_s(self) -> float:
+        """Seconds one HTTP attempt may take."""
+        return self.request_timeout or self.timeout * REQUEST_TIMEOUT_SHARE
 
 
 def api_root(judge_url: str) -> str:
@@ -83,7 +132,7 @@ class JudgeClient:
             base_url=self._root + "/v1",
             api_key=key,
             max_retries=0,
-            timeout=self.config.timeout,
+            timeout=self.config.attempt_timeout_s,
             http_client=http_client,
         )
         self._model: str | None = self.config.model
@@ -91,6 +140,7 @@ class JudgeClient:
         self._max_model_len: int | None = None
         self._tokenize_supported = True
         self.context_cuts = 0
+        self.coarse_fast_verdicts = 0
         self._batch_supported = self.config.use_batch_endpoint
         self._setup_lock = asyncio.Lock()
 
@@ -116,7 +166,7 @@ class JudgeClient:
         if self._model is None:
             async with self._setup_lock:
                 if self._model is None:
-                    models = await self._call(self._openai.models.list)
+                    models = await self._call(lambda timeout: self._openai.models.list(timeout=timeout))
                     if not models.data:
                         raise JudgeRequestError("the judge server lists no model at /v1/models")
                     self._model = models.data[0].id
@@ -128,12 +178,7 @@ class JudgeClient:
         if not self._tokenize_supported:
             return None
         try:
-            reply = await self._call(
-                self._openai.post,
-                self._root + "/tokenize",
-                cast_to=httpx.Response,
-                body={"model": await self.model_name(), **body},
-            )
+            reply = await self._post(self._root + "/tokenize", {"model": await self.model_name(), **body})
         except JudgeRequestError as err:
             logger.info("server has no usable /tokenize (%s): character budgets only", err)
             self._tokenize_supported = False
@@ -143,11 +188,8 @@ class JudgeClient:
         return data
 
     async def _detokenize(self, ids: list[int]) -> str:
-        reply = await self._call(
-            self._openai.post,
-            self._root + "/detokenize",
-            cast_to=httpx.Response,
-            body={"model": await self.model_name(), "tokens": ids},
+        reply = await self._post(
+            self._root + "/detokenize", {"model": await self.model_name(), "tokens": ids}
         )
         return reply.json()["prompt"]
 
@@ -235,24 +277,49 @@ class JudgeClient:
     def _parse(self, choice: ChatChoice) -> Verdict:
         content = (choice.get("message") or {}).get("content")
         finish_reason = choice.get("finish_reason")
-        if self.config.mode == "fast":
-            return fast_verdict(content, finish_reason, _label_logprobs(choice))
-        return json_verdict(content, finish_reason)
+        if self.config.mode != "fast":
+            return json_verdict(content, finish_reason)
+        label_logprobs = _label_logprobs(choice)
+        if not label_logprobs:
+            self._note_coarse_fast_verdict()
+        return fast_verdict(content, finish_reason, label_logprobs)
+
+    def _note_coarse_fast_verdict(self) -> None:
+        """Fast mode without label logprobs reads the sampled label only: say so, once, and count."""
+        self.coarse_fast_verdicts += 1
+        if self.coarse_fast_verdicts == 1:
+            logger.warning(
+                "fast mode: the judge server at %s returned no label logprobs%s, so rewards are the "
+                "sampled label only (five levels, no confidence); serve the judge with vLLM directly "
+                "or use mode: verdict. Counted in get_metrics()['coarse_fast_verdicts'].",
+                self._root,
+                "" if self._tokenize_supported else " (it has no /tokenize)",
+            )
 
     async def _complete(self, path: str, body: dict[str, Any]) -> list[ChatChoice]:
         """POST a chat completion body and return the reply's choices."""
-        reply = await self._call(self._openai.post, path, cast_to=httpx.Response, body=body)
+        reply = await self._post(path, body)
         try:
             return parse_chat_reply(reply.content)
         except ValidationError as err:
             raise JudgeParseError(f"judge reply is not a chat completion: {err}") from err
 
-    async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """Run one API call under the retry policy, with errors mapped to the judge's tree."""
-        async for attempt in retrying(self.config.max_retries):
+    async def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        return await self._call(
+            lambda timeout: self._openai.post(
+                path, cast_to=httpx.Response, body=body, options={"timeout": timeout}
+            )
+        )
+
+    async def _call(self, send: Callable[[float], Awaitable[T]]) -> T:
+        """Run one API call under the retry policy, errors mapped to the judge's tree. Each
+        attempt may take ``request_timeout``, and never past what is left of ``timeout``."""
+        started = time.monotonic()
+        async for attempt in retrying(self.config.max_retries, self.config.timeout):
             with attempt:
+                left = self.config.timeout - (time.monotonic() - started)
                 try:
-                    return await fn(*args, **kwargs)
+                    return await send(max(min(self.config.attempt_timeout_s, left), MIN_ATTEMPT_S))
                 except openai.OpenAIError as err:
                     raise classify(err) from err
         raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
@@ -266,6 +333,10 @@ class JudgeClient:
         if not choices:
             raise JudgeParseError("judge reply has no choices")
         return self._parse(choices[0])
+
+    def endpoint(self, items: int) -> str:
+        """The path a call carrying ``items`` requests goes to (for logs)."""
+        return "/v1" + (BATCH_PATH if self._batch_supported and items > 1 else "/chat/completions")
 
     async def judge_many(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
         """Judge several requests; each slot holds a verdict or that request's error."""
@@ -307,10 +378,11 @@ class JudgeClient:
 
 
 def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:
+    """A slot's outcome; an exception raised here, before any reply, is the request's fault."""
     if isinstance(result, Verdict | JudgeError):
         return result
     if isinstance(result, Exception):
-        return JudgeUnavailableError(f"judge call failed: {type(result).__name__}: {result}")
+        return JudgeInputError(f"request could not be sent: {type(result).__name__}: {result}")
     raise result
 
 

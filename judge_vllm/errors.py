@@ -11,11 +11,16 @@
     │   └── ContextOverflowError  the prompt cannot be cut to fit the judge's context window
     └── JudgeParseError           the server answered, but not with a valid verdict
 
-Retries apply to ``JudgeUnavailableError`` only; ``JudgeParseError`` is counted and
-answered by the fallback, never folded into a score.
+Each class says what the fallback needs, so no caller walks an ``isinstance`` chain:
+``reason`` (the seed's troubleshooting name, reported with a fallback reward),
+``retryable`` (worth another HTTP attempt) and ``server_fault`` (counts against the
+judge server in the circuit breaker; a bad input or a full local queue never does).
+``JudgeParseError`` is counted and answered by the fallback, never folded into a score.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 __all__ = [
     "CircuitOpenError",
@@ -34,33 +39,64 @@ __all__ = [
 class JudgeError(Exception):
     """Root of every error this package raises."""
 
+    reason: ClassVar[str] = "Judge error"
+    retryable: ClassVar[bool] = False
+    server_fault: ClassVar[bool] = False
+
 
 class JudgeConfigError(JudgeError, ValueError):
     """A configuration value or file is invalid."""
+
+    reason = "Invalid configuration"
 
 
 class JudgeInputError(JudgeError, ValueError):
     """A request cannot be judged as given."""
 
+    reason = "Invalid input"
+
 
 class JudgeUnavailableError(JudgeError):
-    """The judge server could not be reached or failed (retryable)."""
+    """The judge server could not be reached or failed (retryable).
+
+    ``retry_after_s`` is the server's ``Retry-After`` (429/503), when it sent one.
+    """
+
+    reason = "Judge unavailable"
+    retryable = True
+    server_fault = True
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class JudgeTimeoutError(JudgeUnavailableError):
     """Timeout waiting for results: the judge is too slow for the configured timeout."""
 
+    reason = "Timeout waiting for results"
+
 
 class CircuitOpenError(JudgeUnavailableError):
     """Circuit breaker open: the judge server is likely down; check its health and logs."""
+
+    reason = "Circuit breaker open"
+    retryable = False
+    server_fault = False  # nothing was sent
 
 
 class QueueFullError(JudgeUnavailableError):
     """Request queue full: rewards are requested faster than the judge can score them."""
 
+    reason = "Request queue full"
+    retryable = False
+    server_fault = False  # nothing was sent
+
 
 class JudgeRequestError(JudgeError):
     """The judge server rejected the request (4xx)."""
+
+    reason = "Judge rejected the request"
 
     def __init__(self, message: str, status_code: int | None = None) -> None:
         super().__init__(message)
@@ -70,9 +106,13 @@ class JudgeRequestError(JudgeError):
 class ContextOverflowError(JudgeRequestError):
     """The prompt cannot fit the judge's context, even with the completion cut short."""
 
+    reason = "Prompt exceeds the judge's context"
+
 
 class JudgeParseError(JudgeError):
     """The judge answered but its output is not a valid verdict."""
+
+    reason = "Invalid judge output"
 
     def __init__(self, message: str, raw: str | None = None, finish_reason: str | None = None) -> None:
         super().__init__(message)

@@ -1,17 +1,30 @@
 """Retry policy for judge calls: pure decisions, composed with tenacity.
 
-Retried: connection errors, timeouts, 408/409/429 and 5xx (``JudgeUnavailableError``).
-Never retried: other 4xx (``JudgeRequestError``) and bad output (``JudgeParseError``).
-Backoff is 0.5 s * 2^n, capped at 8 s, with jitter, as openai-python does.
+Retried: connection errors, timeouts, 408/409/429 and 5xx (errors whose ``retryable`` is
+true). Never retried: other 4xx (``JudgeRequestError``) and bad output
+(``JudgeParseError``). Backoff is 0.5 s * 2^n, capped at 8 s, with jitter, as
+openai-python does; a ``Retry-After`` (429/503) replaces it. Every retry stays inside the
+call's time budget: no attempt starts, and no wait begins, that would end past it.
 """
 
 from __future__ import annotations
 
+import email.utils
 import logging
+import math
+import time
+from collections.abc import Mapping
 
 import openai
-from tenacity import AsyncRetrying, before_sleep_log, retry_if_exception_type, stop_after_attempt
-from tenacity.wait import wait_exponential_jitter
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    before_sleep_log,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_before_delay,
+)
+from tenacity.wait import wait_base, wait_exponential_jitter
 
 from judge_vllm.errors import (
     JudgeError,
@@ -21,13 +34,34 @@ from judge_vllm.errors import (
     JudgeUnavailableError,
 )
 
-__all__ = ["RETRYABLE_STATUS", "classify", "retrying"]
+__all__ = ["RETRYABLE_STATUS", "classify", "retry_after_seconds", "retrying"]
 
 logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 INITIAL_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 8.0
+MAX_RETRY_AFTER_S = 60.0
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds a server asked to wait (``retry-after-ms``, ``retry-after`` in seconds or as
+    an HTTP date), clamped to [0, 60]; None when absent or unreadable."""
+    if not headers:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value) if divisor == 1.0 else None
+            if parsed is None:
+                return None
+            seconds = email.utils.mktime_tz(parsed) - (time.time() if now is None else now)
+        return min(max(seconds, 0.0), MAX_RETRY_AFTER_S) if math.isfinite(seconds) else MAX_RETRY_AFTER_S
+    return None
 
 
 def classify(err: Exception) -> JudgeError:
@@ -41,7 +75,8 @@ def classify(err: Exception) -> JudgeError:
     if isinstance(err, openai.APIStatusError):
         status = err.status_code
         if status >= 500 or status in RETRYABLE_STATUS:
-            return JudgeUnavailableError(f"judge server error {status}: {_short(err)}")
+            wait = retry_after_seconds(err.response.headers) if status in (429, 503) else None
+            return JudgeUnavailableError(f"judge server error {status}: {_short(err)}", retry_after_s=wait)
         return JudgeRequestError(f"judge server rejected the request ({status}): {_short(err)}", status)
     if isinstance(err, openai.APIResponseValidationError):
         return JudgeParseError(f"judge server sent an unexpected response: {err}")
@@ -59,14 +94,32 @@ def _short(err: openai.APIStatusError) -> str:
     return str(err)[:300]
 
 
-def retrying(max_retries: int) -> AsyncRetrying:
-    """A tenacity controller: ``max_retries`` retries of ``JudgeUnavailableError`` only."""
-    return AsyncRetrying(
-        retry=retry_if_exception_type(JudgeUnavailableError),
-        stop=stop_after_attempt(max_retries + 1),
-        wait=wait_exponential_jitter(
+def _is_retryable(err: BaseException) -> bool:
+    return isinstance(err, JudgeError) and err.retryable
+
+
+class _WaitRetryAfter(wait_base):
+    """The server's ``Retry-After`` when it sent one, else exponential backoff with jitter."""
+
+    def __init__(self) -> None:
+        self._backoff = wait_exponential_jitter(
             multiplier=INITIAL_BACKOFF_S, max=MAX_BACKOFF_S, jitter=INITIAL_BACKOFF_S
-        ),
+        )
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        err = outcome.exception() if outcome is not None else None
+        asked = getattr(err, "retry_after_s", None)
+        return float(asked) if asked is not None else self._backoff(retry_state)
+
+
+def retrying(max_retries: int, budget_s: float) -> AsyncRetrying:
+    """A tenacity controller: up to ``max_retries`` retries of retryable errors, each wait and
+    attempt starting only while the call is inside its ``budget_s``."""
+    return AsyncRetrying(
+        retry=retry_if_exception(_is_retryable),
+        stop=stop_after_attempt(max_retries + 1) | stop_before_delay(budget_s),
+        wait=_WaitRetryAfter(),
         before_sleep=before_sleep_log(logger, logging.DEBUG),
         reraise=True,
     )

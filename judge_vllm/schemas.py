@@ -17,6 +17,7 @@ __all__ = [
     "coerce_text",
     "normalise_answer_type",
     "parse_chat_reply",
+    "valid_unicode",
 ]
 
 
@@ -29,12 +30,22 @@ class AnswerType(str, Enum):
     TEXT = "TEXT"
 
 
+def valid_unicode(text: str) -> str:
+    """``text`` as valid Unicode: lone surrogates (which no UTF-8 encoder, JSON body or cache
+    key accepts) become U+FFFD; a surrogate pair written as two code points is joined."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def coerce_text(value: Any, field: str) -> str:
     """Turn a request field into text: None -> "", numbers -> str, anything else is an error."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return valid_unicode(value)
     if isinstance(value, bool | int | float):
         return str(value)
     if isinstance(value, bytes):
@@ -93,6 +104,9 @@ class Verdict(BaseModel):
     detailed_scores: dict[str, float] | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     raw: str | None = None
+    judge_scores: dict[str, float | None] | None = Field(
+        default=None, description="each member's score when the verdict aggregates an ensemble"
+    )
 
 
 # -- the judge server's reply ---------------------------------------------------------

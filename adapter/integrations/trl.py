@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from adapter.reward import ConfigLike, create_judge_reward
+from adapter.config import ConfigLike
+from adapter.factory import create_judge_reward
 from judge_vllm.errors import JudgeConfigError
 
 __all__ = [

@@ -22,7 +22,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from adapter.reward import BaseJudgeReward, create_judge_reward
+from adapter.factory import create_judge_reward
+from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeError
 
 __all__ = [

@@ -22,7 +22,7 @@ def test_key_depends_on_every_field_but_not_request_id():
         cache_key(_req(answer="a2"), "m", CONFIG),
         cache_key(_req(answer_type="NUMBER"), "m", CONFIG),
         cache_key(_req(), "m2", CONFIG),
-        cache_key(_req(), "m", JudgeClientConfig(mode="fast")),
+        cache_key(_req(), "m", JudgeClientConfig(mode="verdict")),
         cache_key(_req(), "m", JudgeClientConfig(max_explanation_chars=50)),
     ]
     assert base not in variants and len(set(variants)) == len(variants)

@@ -1,0 +1,200 @@
+"""The async dispatch of one request to the judge: single-flight, circuit breaker, deadline,
+micro-batcher. Runs on the reward system's loop thread; never raises.
+
+    outcome(request, key, deadline)
+      single-flight: identical in-flight requests share one task (a cancelled caller does
+        not cancel it, so the others still get its result)
+      circuit breaker: fail fast while the judge server is down
+      judge(request) under the deadline: the facade's ``_request_judge`` (default: ``batched``)
+      batched(request): the micro-batcher; one ``JudgeClient.judge_many`` call per batch
+
+The breaker learns from judge calls, not items: a failed batch hands the same error object
+to every item and is counted once; an item that times out while its batch is still running
+is not a failure of the server (its batch reports its own fate). What counts is read from
+the error itself (``server_fault``): a bad input or a full local queue never does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from adapter.batching import MicroBatcher, Outcome
+from adapter.breaker import BreakerState, CircuitBreaker
+from adapter.config import RewardConfig
+from adapter.metrics import RewardMetrics
+from judge_vllm.client import JudgeClient
+from judge_vllm.errors import (
+    CircuitOpenError,
+    JudgeError,
+    JudgeParseError,
+    JudgeRequestError,
+    JudgeTimeoutError,
+    JudgeUnavailableError,
+)
+from judge_vllm.schemas import JudgeRequest, Verdict
+
+__all__ = ["JudgeDispatcher", "JudgeFn", "as_verdict"]
+
+logger = logging.getLogger("JudgeReward")
+
+JudgeFn = Callable[[JudgeRequest], Any]
+StoreFn = Callable[[str, Verdict], None]
+_COUNTED = "_judge_breaker_counted"
+MIN_WAIT_S = 0.001
+
+
+def as_verdict(value: Any) -> Verdict:
+    """Accept what a custom ``_request_judge`` may return: a Verdict, a dict or a number."""
+    if isinstance(value, Verdict):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return Verdict(score=float(value))
+    if isinstance(value, Mapping):
+        return Verdict.model_validate(value)
+    raise JudgeParseError(f"_request_judge returned {type(value).__name__}, not a Verdict")
+
+
+class JudgeDispatcher:
+    """Turns one request into one judge outcome (a ``Verdict`` or the ``JudgeError``)."""
+
+    def __init__(
+        self,
+        config: RewardConfig,
+        client: JudgeClient,
+        breaker: CircuitBreaker,
+        metrics: RewardMetrics,
+        judge: JudgeFn,
+        store: StoreFn | None,
+    ) -> None:
+        self.client = client
+        self._breaker = breaker
+        self._metrics = metrics
+        self._judge = judge
+        self._store = store
+        self._inflight: dict[str, asyncio.Task[Outcome]] = {}
+        self._batched: set[int] = set()
+        self.batcher = MicroBatcher(
+            self._send_batch,
+            config.max_batch_size,
+            config.batch_timeout,
+            config.max_concurrent_requests,
+            config.max_queue_size,
+        )
+
+    async def outcome(self, request: JudgeRequest, key: str | None, deadline: float) -> Outcome:
+        """The judge's verdict for ``request`` by ``deadline`` (monotonic), or why there is none.
+
+        ``key`` (the cache key) names identical requests: they share one judge call, and its
+        verdict is stored under it.
+        """
+        task = self._inflight.get(key) if key is not None else None
+        if task is None:
+            task = asyncio.ensure_future(self._judge_and_store(request, key, deadline))
+            if key is not None:
+                self._inflight[key] = task
+                task.add_done_callback(lambda done: self._forget(key, done))
+        else:
+            self._metrics.record_join()
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), max(deadline - time.monotonic(), MIN_WAIT_S))
+        except TimeoutError:
+            self._metrics.record_error(JudgeTimeoutError.__name__)
+            return JudgeTimeoutError("Timeout waiting for results")
+
+    async def batched(self, request: JudgeRequest) -> Verdict:
+        """The default judge: the request joins the next batch (raises its ``JudgeError``)."""
+        self._batched.add(id(request))
+        outcome = await self.batcher.submit(request)
+        if isinstance(outcome, JudgeError):
+            raise outcome
+        return outcome
+
+    async def aclose(self) -> None:
+        """Fail what is queued or in flight (callers fall back), then close the connections."""
+        await self.batcher.aclose()
+        await self.client.aclose()
+
+    def _forget(self, key: str, done: asyncio.Task[Outcome]) -> None:
+        if self._inflight.get(key) is done:
+            del self._inflight[key]
+
+    async def _judge_and_store(self, request: JudgeRequest, key: str | None, deadline: float) -> Outcome:
+        outcome = await self._guarded(request, deadline)
+        if isinstance(outcome, Verdict) and key is not None and self._store is not None:
+            self._store(key, outcome)
+        return outcome
+
+    async def _guarded(self, request: JudgeRequest, deadline: float) -> Outcome:
+        """Breaker, deadline, error mapping around one judge call; returns a verdict or the error."""
+        if not self._breaker.allow():
+            return CircuitOpenError("Circuit breaker open: the judge server is likely down")
+        outcome: Outcome
+        try:
+            result = self._judge(request)
+            if inspect.isawaitable(result):
+                result = await asyncio.wait_for(result, max(deadline - time.monotonic(), MIN_WAIT_S))
+            outcome = as_verdict(result)
+        except TimeoutError:
+            outcome = JudgeTimeoutError("Timeout waiting for results")
+        except JudgeError as err:
+            outcome = err
+        except (ValidationError, ValueError, TypeError) as err:
+            outcome = JudgeParseError(f"custom _request_judge returned an invalid verdict: {err}")
+        except Exception as err:
+            logger.exception("_request_judge raised unexpectedly")
+            outcome = JudgeUnavailableError(f"judge call failed: {type(err).__name__}: {err}")
+        finally:
+            batched = id(request) in self._batched
+            self._batched.discard(id(request))
+        if isinstance(outcome, JudgeError):
+            self._metrics.record_error(type(outcome).__name__)
+            batch_pending = batched and isinstance(outcome, JudgeTimeoutError)
+            self._learn(outcome, batch_pending=batch_pending)
+        else:
+            self._breaker.record_success()
+        return outcome
+
+    def _learn(self, err: JudgeError, *, batch_pending: bool) -> None:
+        """Tell the breaker what one failed judge call says about the server."""
+        if isinstance(err, JudgeParseError | JudgeRequestError):
+            self._breaker.record_success()  # the server answered
+        elif not err.server_fault or getattr(err, _COUNTED, False):
+            self._breaker.record_neutral()  # never sent, or its call was counted already
+        elif batch_pending and self._breaker.state is not BreakerState.HALF_OPEN:
+            self._breaker.record_neutral()  # its batch is still running and will report
+        else:
+            setattr(err, _COUNTED, True)
+            self._breaker.record_failure()
+
+    async def _send_batch(self, requests: list[JudgeRequest]) -> list[Outcome]:
+        """One judge call for a batch, logged at debug; a call that failed for every item
+        hands every item the same error (one failure for the breaker)."""
+        self._metrics.record_batch(len(requests))
+        started = time.perf_counter()
+        try:
+            outcomes: list[Outcome] = await self.client.judge_many(requests)
+        except JudgeError as err:
+            self._log_call(requests, started, f"failed ({type(err).__name__}: {err})")
+            raise
+        errors = [o for o in outcomes if isinstance(o, JudgeError)]
+        if errors and len(errors) == len(outcomes) and all(e.server_fault for e in errors):
+            outcomes = [errors[0]] * len(outcomes)
+        self._log_call(requests, started, f"{len(outcomes) - len(errors)} ok, {len(errors)} failed")
+        return outcomes
+
+    def _log_call(self, requests: list[JudgeRequest], started: float, outcome: str) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "judge call: %d item(s) -> %s in %.1f ms: %s",
+                len(requests),
+                self.client.endpoint(len(requests)),
+                (time.perf_counter() - started) * 1000,
+                outcome,
+            )

@@ -1,0 +1,77 @@
+"""The fallback: what answers when the judge did not.
+
+With ``fallback_to_rule`` on (the default), the rule reward, tagged ``rule_fallback`` with
+the reason the judge failed (the error's own ``reason``: "Circuit breaker open", "Request
+queue full", "Timeout waiting for results", "Invalid judge output", ...); with it off, no
+reward (``reward: None``, source ``error``) for trainers that mask failed rows. Each
+fallback is logged at debug; the first of each reason, and every power of ten after it,
+at warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+from adapter.forking import reset_after_fork
+from adapter.result import Source
+from adapter.rules import RuleSettings, grade
+from judge_vllm.errors import JudgeError
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = ["Fallback", "RuleFallback"]
+
+logger = logging.getLogger("JudgeReward")
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A reward the judge did not give, and why."""
+
+    reward: float | None
+    source: Source
+    explanation: str
+    reason: str
+    error: str
+
+
+class RuleFallback:
+    """Decides the reward for a request the judge failed; thread-safe, never raises."""
+
+    def __init__(self, settings: RuleSettings, enabled: bool) -> None:
+        self.settings = settings
+        self.enabled = enabled
+        self._lock = threading.Lock()
+        reset_after_fork(self)
+        self._seen: Counter[str] = Counter()
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()  # a parent thread may have held it at fork
+
+    def decide(self, request: JudgeRequest, err: JudgeError) -> Fallback:
+        """The rule reward (or no reward when fallback is off) for ``request``, tagged with why."""
+        self._log(err)
+        if not self.enabled:
+            return Fallback(None, "error", f"judge failed: {err}", err.reason, str(err))
+        try:
+            graded = grade(
+                request.prompt, request.completion, request.answer, request.answer_type, self.settings
+            )
+            reward, explanation = graded.reward, graded.explanation
+        except Exception:  # the rule reward never raises by contract; a trainer must not crash if it does
+            logger.exception("rule reward raised; reward 0")
+            reward, explanation = 0.0, "rule reward failed"
+        return Fallback(
+            reward, "rule_fallback", f"rule fallback ({err.reason}): {explanation}", err.reason, str(err)
+        )
+
+    def _log(self, err: JudgeError) -> None:
+        with self._lock:
+            self._seen[err.reason] += 1
+            count = self._seen[err.reason]
+        if count in (1, 10, 100) or count % 1000 == 0:
+            logger.warning("rule fallback #%d for %r: %s", count, err.reason, err)
+        else:
+            logger.debug("rule fallback for %r: %s", err.reason, err)

@@ -1,0 +1,62 @@
+"""Request building and input coercion: what a trainer passes, as a ``JudgeRequest``.
+
+Text fields accept strings, numbers and None (-> ""); lone surrogates become U+FFFD.
+Anything that cannot be judged (a list as the completion, a batch item that is neither a
+dict nor a tuple) is an ``InvalidInput``: the facade answers it with a defined reward
+(0, source ``rule``, reason ``invalid_input``), never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = ["REQUEST_FIELDS", "InvalidInput", "RewardItem", "build_request", "request_from_item"]
+
+RewardItem = Mapping[str, Any] | JudgeRequest | Sequence[Any]
+REQUEST_FIELDS = ("prompt", "completion", "answer", "answer_type")
+
+
+@dataclass(frozen=True)
+class InvalidInput:
+    """Input that cannot be judged, and what is wrong with it."""
+
+    request_id: str
+    problem: str
+
+
+def build_request(
+    prompt: Any, completion: Any, answer: Any, answer_type: Any, metadata: dict[str, Any]
+) -> JudgeRequest | InvalidInput:
+    """A request from a reward call's arguments (``request_id`` may come in ``metadata``)."""
+    fields = {"prompt": prompt, "completion": completion, "answer": answer, "answer_type": answer_type}
+    request_id = metadata.pop("request_id", None)
+    if request_id is not None:
+        fields["request_id"] = request_id
+    try:
+        return JudgeRequest(**fields, metadata=metadata)
+    except ValidationError as err:
+        problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+        return InvalidInput(_printable_id(request_id), problem)
+
+
+def request_from_item(item: Any) -> JudgeRequest | InvalidInput:
+    """A request from one ``reward_batch`` item: a dict, a ``JudgeRequest`` or a 3-4 tuple."""
+    if isinstance(item, JudgeRequest):
+        return item
+    if isinstance(item, Mapping):
+        data = dict(item)
+        fields = [data.pop(name, None) for name in REQUEST_FIELDS]
+        return build_request(*fields, data)
+    if isinstance(item, Sequence) and not isinstance(item, str | bytes) and 3 <= len(item) <= 4:
+        return build_request(*item, *([None] * (4 - len(item))), {})
+    return InvalidInput("", f"batch item of type {type(item).__name__}: expected a dict or a tuple")
+
+
+def _printable_id(request_id: Any) -> str:
+    return request_id if isinstance(request_id, str) else ""
