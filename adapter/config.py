@@ -85,7 +85,15 @@ class RewardConfig(JudgeClientConfig):
     def _urls(cls, value: list[str] | None) -> list[str] | None:
         if value is not None and not value:
             raise ValueError("list at least one judge URL, or leave judge_urls out")
-        return None if value is None else [check_judge_url(url) for url in value]
+        if value is None:
+            return None
+        checked = []
+        for i, url in enumerate(value):
+            try:
+                checked.append(check_judge_url(url))
+            except ValueError as err:
+                raise ValueError(f"entry {i} ({url!r}) {err}") from None
+        return checked
 
     @property
     def cache_path(self) -> Path:

@@ -91,3 +91,71 @@ def test_non_mapping_config_is_rejected():
 
 def test_interpolate_env_is_recursive():
     assert interpolate_env({"a": ["${X:-1}", {"b": "${Y}"}]}, {"Y": "2"}) == {"a": ["1", {"b": "2"}]}
+
+
+def test_client_settings_are_declared_once_with_one_default():
+    from judge_vllm.client import JudgeClientConfig
+
+    assert set(JudgeClientConfig.model_fields) <= set(RewardConfig.model_fields)
+    assert RewardConfig().mode == JudgeClientConfig().mode
+    given = {"mode": "verdict", "timeout": 12.0, "request_timeout": 2.0, "max_retries": 1, "aspects": True,
+             "max_explanation_chars": 64, "temperature": 0.5, "seed": 7, "use_batch_endpoint": False}  # fmt: skip
+    client = RewardConfig(**given).client_config()
+    assert {name: getattr(client, name) for name in given} == given
+
+
+def test_dict_configs_get_env_interpolation(monkeypatch):
+    monkeypatch.setenv("MY_JUDGE", "http://judge:9000")
+    config = RewardConfig.from_any({"judge_url": "${MY_JUDGE}", "timeout": "${MY_TIMEOUT:-7}"})
+    assert config.judge_url == "http://judge:9000" and config.timeout == 7.0
+    nested = RewardConfig.from_any({"reward": {"type": "judge_model", "config": {"judge_url": "${MY_JUDGE}"}}})
+    assert nested.judge_url == "http://judge:9000"
+
+
+def test_an_unset_variable_without_default_names_the_key_and_the_variable(monkeypatch, tmp_path):
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    with pytest.raises(JudgeConfigError, match=r"api_key: environment variable NOT_SET_ANYWHERE is not set"):
+        RewardConfig.from_any({"api_key": "${NOT_SET_ANYWHERE}"})
+    path = tmp_path / "r.yaml"
+    path.write_text("reward:\n  type: judge_model\n  config:\n    judge_url: ${NOT_SET_ANYWHERE}\n")
+    with pytest.raises(JudgeConfigError, match=r"reward\.config\.judge_url: environment variable NOT_SET"):
+        load_reward_config(path)
+
+
+def test_values_given_in_code_beat_env_overrides(monkeypatch):
+    monkeypatch.setenv("JUDGE_MODEL_URL", "http://from-env:1")
+    monkeypatch.setenv("JUDGE_MAX_BATCH_SIZE", "8")
+    config = RewardConfig.from_any({"judge_url": "http://given:2"})
+    assert config.judge_url == "http://given:2" and config.max_batch_size == 8  # env fills what is not given
+
+
+def test_the_seeds_multi_critique_example_reaches_each_url(monkeypatch, tmp_path):
+    from adapter import create_judge_reward
+    from judge_vllm.fake_server import FakeJudgeServer
+
+    with FakeJudgeServer() as one, FakeJudgeServer() as two:
+        monkeypatch.setenv("JUDGE_MODEL_URL", "http://127.0.0.1:9")
+        judges = [create_judge_reward({"judge_url": url, "cache_dir": str(tmp_path / str(i))})
+                  for i, url in enumerate((one.url, two.url))]  # fmt: skip
+        try:
+            results = [judge.compute_reward("q", "The answer is 4", "4", "NUMBER") for judge in judges]
+        finally:
+            for judge in judges:
+                judge.close()
+        assert [r.source for r in results] == ["judge", "judge"]
+        assert one.counts["ok"] == 1 and two.counts["ok"] == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"reward": {"type": "judge_model", "config": {}, "timeout": 5}}, "unknown key.*'timeout' beside"),
+        ({"reward": {"config": {}}, "judge_url": "http://x:1"}, "unknown key.*'judge_url' beside 'reward'"),
+        ({"judge_urls": ["ftp://x", "http://ok:1"]}, r"judge_urls: Value error, entry 0 \('ftp://x'\) must start with http"),
+        ({"judge_urls": []}, "judge_urls: Value error, list at least one"),
+        ({"judge_url": "http://"}, "judge_url: Value error, must start with http:// or https:// and name a host"),
+    ],
+)
+def test_config_mistakes_are_not_accepted_silently(data, message):
+    with pytest.raises(JudgeConfigError, match=message):
+        RewardConfig.from_any(data)

@@ -1,0 +1,45 @@
+"""``timeout`` bounds the whole reward call; ``request_timeout`` one HTTP attempt."""
+
+import time
+
+import pytest
+
+from adapter import JudgeRewardSystem, RewardConfig
+from judge_vllm.errors import JudgeConfigError
+from judge_vllm.fake_server import FaultPlan
+
+
+def _system(url, tmp_path, **overrides):
+    config = {"judge_url": url, "cache_dir": str(tmp_path / "cache"), "batch_timeout": 0.0, **overrides}
+    return JudgeRewardSystem(config)
+
+
+def test_a_hung_attempt_is_retried_within_the_reward_timeout(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(script=["hang", "ok"]))
+    with _system(fake_judge.url, tmp_path, timeout=8.0, request_timeout=1.0, max_retries=2) as rs:
+        started = time.monotonic()
+        result = rs.reward("What is 2+2?", "The answer is 4.", "4", "NUMBER")
+        elapsed = time.monotonic() - started
+    assert result["source"] == "judge" and result["reward"] == 1.0
+    assert fake_judge.counts["hang"] == 1 and fake_judge.counts["ok"] == 1
+    assert elapsed < 8.0
+
+
+def test_request_timeout_defaults_to_a_third_of_timeout():
+    assert RewardConfig(timeout=9.0).attempt_timeout_s == pytest.approx(3.0)
+    assert RewardConfig(timeout=9.0, request_timeout=2.0).attempt_timeout_s == 2.0
+
+
+def test_request_timeout_longer_than_timeout_is_a_config_error():
+    with pytest.raises(JudgeConfigError, match=r"request_timeout .* must not exceed timeout"):
+        RewardConfig.from_any({"timeout": 5, "request_timeout": 6})
+
+
+def test_every_reward_returns_within_timeout_when_every_attempt_hangs(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(hang_rate=1.0))
+    with _system(fake_judge.url, tmp_path, timeout=2.0, max_retries=3) as rs:
+        started = time.monotonic()
+        result = rs.reward("q", "The answer is 3", "3", "NUMBER")
+        elapsed = time.monotonic() - started
+    assert result["source"] == "rule_fallback" and result["reason"] == "Timeout waiting for results"
+    assert result["reward"] == 1.0 and elapsed < 2.0 + 0.5
