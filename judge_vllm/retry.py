@@ -10,11 +10,13 @@ call's time budget: no attempt starts, and no wait begins, that would end past i
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import math
 import time
 from collections.abc import Mapping
 
+import httpx
 import openai
 from tenacity import (
     AsyncRetrying,
@@ -34,7 +36,7 @@ from judge_vllm.errors import (
     JudgeUnavailableError,
 )
 
-__all__ = ["RETRYABLE_STATUS", "classify", "retry_after_seconds", "retrying"]
+__all__ = ["RETRYABLE_STATUS", "classify", "retry_after_seconds", "retrying", "status_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,30 +70,43 @@ def classify(err: Exception) -> JudgeError:
     """Map an openai/httpx exception to the judge's error tree (retryable or not)."""
     if isinstance(err, JudgeError):
         return err
-    if isinstance(err, openai.APITimeoutError):
+    if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
         return JudgeTimeoutError("timeout waiting for the judge server")
     if isinstance(err, openai.APIConnectionError):
         return JudgeUnavailableError(f"cannot connect to the judge server: {err.__cause__ or err}")
+    if isinstance(err, httpx.TransportError):
+        return JudgeUnavailableError(f"cannot connect to the judge server: {err!r}")
     if isinstance(err, openai.APIStatusError):
-        status = err.status_code
-        if status >= 500 or status in RETRYABLE_STATUS:
-            wait = retry_after_seconds(err.response.headers) if status in (429, 503) else None
-            return JudgeUnavailableError(f"judge server error {status}: {_short(err)}", retry_after_s=wait)
-        return JudgeRequestError(f"judge server rejected the request ({status}): {_short(err)}", status)
+        return status_error(err.status_code, err.response.headers, err.body)
     if isinstance(err, openai.APIResponseValidationError):
         return JudgeParseError(f"judge server sent an unexpected response: {err}")
     return JudgeUnavailableError(f"judge call failed: {type(err).__name__}: {err}")
 
 
-def _short(err: openai.APIStatusError) -> str:
-    body = err.body
+def status_error(status: int, headers: Mapping[str, str], body: object) -> JudgeError:
+    """The error for an HTTP error reply: retryable for 408/409/429/5xx (with the server's
+    ``Retry-After`` on 429/503), ``JudgeRequestError`` for any other 4xx."""
+    message = _message(body)
+    if status >= 500 or status in RETRYABLE_STATUS:
+        wait = retry_after_seconds(headers) if status in (429, 503) else None
+        return JudgeUnavailableError(f"judge server error {status}: {message}", retry_after_s=wait)
+    return JudgeRequestError(f"judge server rejected the request ({status}): {message}", status)
+
+
+def _message(body: object) -> str:
+    """The error message of a reply body (vLLM and OpenAI shapes), at most 300 characters."""
+    if isinstance(body, bytes | str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return (body.decode(errors="replace") if isinstance(body, bytes) else body)[:300]
     if isinstance(body, dict):
         message = body.get("message") or body.get("error", {})
         if isinstance(message, dict):
             message = message.get("message")
         if message:
             return str(message)[:300]
-    return str(err)[:300]
+    return str(body)[:300]
 
 
 def _is_retryable(err: BaseException) -> bool:
