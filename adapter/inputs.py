@@ -51,10 +51,11 @@ def request_from_item(item: Any) -> JudgeRequest | InvalidInput:
         return item
     if isinstance(item, Mapping):
         data = dict(item)
-        fields = [data.pop(name, None) for name in REQUEST_FIELDS]
-        return build_request(*fields, data)
+        prompt, completion, answer, answer_type = (data.pop(name, None) for name in REQUEST_FIELDS)
+        return build_request(prompt, completion, answer, answer_type, data)
     if isinstance(item, Sequence) and not isinstance(item, str | bytes) and 3 <= len(item) <= 4:
-        return build_request(*item, *([None] * (4 - len(item))), {})
+        prompt, completion, answer, answer_type = (*item, None)[:4]
+        return build_request(prompt, completion, answer, answer_type, {})
     return InvalidInput("", f"batch item of type {type(item).__name__}: expected a dict or a tuple")
 
 

@@ -30,7 +30,7 @@ def plot_reward_hist(rows: Sequence[ScoredRow], path: Path) -> None:
     """Overlaid histograms of the rule and judge rewards on [0, 1]."""
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
-    bins = np.linspace(0.0, 1.0, HIST_BINS + 1)
+    bins = [i / HIST_BINS for i in range(HIST_BINS + 1)]
     for name, values in (("rule", [r.rule for r in rows]), ("judge", [r.judge for r in rows])):
         present = [v for v in values if v is not None]
         if present:

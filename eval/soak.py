@@ -97,7 +97,7 @@ def run_soak(
         worker.join()
         faults.update(server.counts)
         server.set_plan(FaultPlan())
-        time.sleep(config["circuit_breaker_timeout"])
+        time.sleep(rs.config.circuit_breaker_timeout)
         rs.reward("probe", "The answer is 1.", "1")  # the half-open probe closes the breaker
         after = rs.reward_batch(
             [{**item, "prompt": "after " + item["prompt"], "request_id": None} for item in items[:50]]

@@ -67,7 +67,7 @@ def _convert_gguf(gguf_path: Path, out_dir: Path) -> None:
     # A dequantised model is plain dense weights: drop the GGUF marker so it saves and loads as such.
     model.config.quantization_config = None
     if hasattr(model, "hf_quantizer"):
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
     staging = out_dir.with_name(out_dir.name + ".partial")
     model.save_pretrained(staging, safe_serialization=True)
     tokenizer.save_pretrained(staging)

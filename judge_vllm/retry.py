@@ -96,10 +96,11 @@ def status_error(status: int, headers: Mapping[str, str], body: object) -> Judge
 def _message(body: object) -> str:
     """The error message of a reply body (vLLM and OpenAI shapes), at most 300 characters."""
     if isinstance(body, bytes | str):
+        text = body.decode(errors="replace") if isinstance(body, bytes) else body
         try:
-            body = json.loads(body)
+            body = json.loads(text)
         except ValueError:
-            return (body.decode(errors="replace") if isinstance(body, bytes) else body)[:300]
+            return text[:300]
     if isinstance(body, dict):
         message = body.get("message") or body.get("error", {})
         if isinstance(message, dict):
