@@ -8,10 +8,10 @@ micro-batcher. Runs on the reward system's loop thread; never raises.
       judge(request) under the deadline: the facade's ``_request_judge`` (default: ``batched``)
       batched(request): the micro-batcher; one ``JudgeClient.judge_many`` call per batch
 
-The breaker learns from judge calls, not items: a failed batch hands the same error object
-to every item and is counted once; an item that times out while its batch is still running
-is not a failure of the server (its batch reports its own fate). What counts is read from
-the error itself (``server_fault``): a bad input or a full local queue never does.
+The breaker learns from judge calls, not items: a batch reports its own fate once (a failure
+when it failed for every item, else a success), and an item that times out while its batch
+is still running adds nothing. A custom ``_request_judge`` is one call per item. What counts
+is read from the error itself (``server_fault``): a bad input or a full local queue never does.
 """
 
 from __future__ import annotations
@@ -162,11 +162,13 @@ class JudgeDispatcher:
         return outcome
 
     def _learn(self, err: JudgeError, *, batch_pending: bool) -> None:
-        """Tell the breaker what one failed judge call says about the server."""
+        """Tell the breaker what one failed ``_request_judge`` call says about the server."""
+        if getattr(err, _COUNTED, False):
+            return  # its batch call told the breaker already
         if isinstance(err, JudgeParseError | JudgeRequestError):
             self._breaker.record_success()  # the server answered
-        elif not err.server_fault or getattr(err, _COUNTED, False):
-            self._breaker.record_neutral()  # never sent, or its call was counted already
+        elif not err.server_fault:
+            self._breaker.record_neutral()  # never sent
         elif batch_pending and self._breaker.state is not BreakerState.HALF_OPEN:
             self._breaker.record_neutral()  # its batch is still running and will report
         else:
@@ -174,19 +176,25 @@ class JudgeDispatcher:
             self._breaker.record_failure()
 
     async def _send_batch(self, requests: list[JudgeRequest]) -> list[Outcome]:
-        """One judge call for a batch, logged at debug; a call that failed for every item
-        hands every item the same error (one failure for the breaker)."""
+        """One judge call for a batch, logged at debug. The breaker learns from the call: a
+        failure when it failed for every item (all items then share one error), else a success."""
         self._metrics.record_batch(len(requests))
         started = time.perf_counter()
         try:
             outcomes: list[Outcome] = await self.client.judge_many(requests)
         except JudgeError as err:
-            self._log_call(requests, started, f"failed ({type(err).__name__}: {err})")
-            raise
+            outcomes = [err] * len(requests)
         errors = [o for o in outcomes if isinstance(o, JudgeError)]
         if errors and len(errors) == len(outcomes) and all(e.server_fault for e in errors):
             outcomes = [errors[0]] * len(outcomes)
-        self._log_call(requests, started, f"{len(outcomes) - len(errors)} ok, {len(errors)} failed")
+            self._breaker.record_failure()
+            result = f"failed ({type(errors[0]).__name__}: {errors[0]})"
+        else:
+            self._breaker.record_success()
+            result = f"{len(outcomes) - len(errors)} ok, {len(errors)} failed"
+        for err in errors:
+            setattr(err, _COUNTED, True)
+        self._log_call(requests, started, result)
         return outcomes
 
     def _log_call(self, requests: list[JudgeRequest], started: float, outcome: str) -> None:

@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import os
+import signal
 import threading
 import time
 
@@ -98,7 +99,13 @@ def test_rewards_work_in_a_forked_child(fake_judge, tmp_path):
         finally:
             os._exit(0)
     os.close(write_end)
-    os.waitpid(pid, 0)
+    deadline = time.monotonic() + 30
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung")
+        time.sleep(0.05)
     source, call_s, close_s = os.read(read_end, 100).decode().split()
     os.close(read_end)
     rs.close()
