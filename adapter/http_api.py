@@ -10,7 +10,7 @@ breaker, micro-batching, rule fallback): concurrent ``/judge`` calls share judge
     ObserveMiddleware (counts, latency) -> AuthMiddleware (401) -> BodyLimitMiddleware (413) -> routes
 
 ``create_app`` builds the app; ``base_app`` is the part other HTTP front ends reuse
-(``adapter.integrations.openrlhf``); ``ApiServer`` runs an app on a loopback port in a thread.
+(``adapter.integrations.openrlhf``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import asyncio
 import hmac
 import logging
 import os
-import socket
-import threading
 import time
 import uuid
 from collections import Counter
@@ -46,7 +44,6 @@ __all__ = [
     "API_KEY_ENV",
     "DEFAULT_MAX_BATCH",
     "DEFAULT_MAX_BODY_BYTES",
-    "ApiServer",
     "ApiSettings",
     "ApiStats",
     "AuthMiddleware",
@@ -82,7 +79,6 @@ API_KEY_ENV = "JUDGE_API_KEY"
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_BATCH = 1024
 HEALTH_TIMEOUT_S = 5.0
-SERVER_START_TIMEOUT_S = 30.0
 LATENCY_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 OPEN_PATHS = frozenset({"/health"})
 
@@ -720,53 +716,3 @@ def run_api(
         "judge API on http://%s:%d for %s (auth %s)", host, port, resolved.judge_url, "on" if key else "off"
     )
     serve(app, host, port)
-
-
-class ApiServer:
-    """Runs an ASGI app under uvicorn in a background thread; ``with`` starts and stops it."""
-
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"):
-        self._app = app
-        self.host = host
-        self.port = port
-        self._log_level = log_level
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Base URL of the running server."""
-        return f"http://{self.host}:{self.port}"
-
-    def start(self) -> ApiServer:
-        """Bind, start serving, and return once the app's lifespan has started."""
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
-        self.port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(self._app, log_level=self._log_level, lifespan="on"))
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="judge-api", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                sock.close()
-                raise RuntimeError("the judge API did not start; see the uvicorn log above")
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        """Shut down gracefully (the lifespan closes the judge service)."""
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(SERVER_START_TIMEOUT_S)
-
-    def __enter__(self) -> ApiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

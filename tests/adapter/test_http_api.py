@@ -23,7 +23,6 @@ from pydantic import SecretStr
 
 from adapter import http_api
 from adapter.http_api import (
-    ApiServer,
     ApiStats,
     Histogram,
     api_config,
@@ -34,6 +33,7 @@ from adapter.http_api import (
     validation_errors,
 )
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.testing.asgi_server import ApiServer
 
 KEY = "test-key-7f3a9c"
 SEED_FIELDS = {"score", "request_id", "explanation", "detailed_scores", "source", "metadata"}

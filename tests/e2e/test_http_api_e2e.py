@@ -8,8 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from adapter.http_api import ApiServer, create_app
+from adapter.http_api import create_app
 from adapter.integrations import openrlhf
+from judge_vllm.testing.asgi_server import ApiServer
 
 pytestmark = pytest.mark.e2e
 

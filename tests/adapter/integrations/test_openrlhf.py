@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from adapter.http_api import ApiServer
 from adapter.integrations import openrlhf
 from adapter.integrations.openrlhf import create_app, split_query
+from judge_vllm.testing.asgi_server import ApiServer
 
 TEMPLATE = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
 
