@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _api(args: argparse.Namespace) -> int:
-    from adapter.http_api import run_api  # lazy: adapter imports judge_vllm
+    from adapter.http import run_api  # lazy: adapter imports judge_vllm
 
     run_api(
         config=args.config,

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adapter.http_api import create_app
+from adapter.http import create_app
 from adapter.integrations import openrlhf
 from judge_vllm.testing.asgi_server import ApiServer
 

@@ -1,0 +1,39 @@
+"""Bearer-token auth for the HTTP API: a constant-time check and the middleware that applies it."""
+
+from __future__ import annotations
+
+import hmac
+
+from pydantic import SecretStr
+
+from adapter.http.middleware import ASGIApp, Receive, Scope, Send, reject
+
+__all__ = ["API_KEY_ENV", "OPEN_PATHS", "AuthMiddleware", "bearer_token_ok"]
+
+API_KEY_ENV = "JUDGE_API_KEY"
+OPEN_PATHS = frozenset({"/health"})
+
+
+def bearer_token_ok(authorization: str | None, api_key: SecretStr) -> bool:
+    """Does an ``Authorization`` header carry the key? Constant-time in the token's content."""
+    scheme, _, token = (authorization or "").partition(" ")
+    expected = api_key.get_secret_value().encode()
+    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected)
+
+
+class AuthMiddleware:
+    """401 without ``Authorization: Bearer <key>`` on every path but ``open_paths``."""
+
+    def __init__(self, app: ASGIApp, api_key: SecretStr | None, open_paths: frozenset[str] = OPEN_PATHS):
+        self.app = app
+        self.api_key = api_key
+        self.open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.api_key is not None and scope["path"] not in self.open_paths:
+            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            if not bearer_token_ok(header, self.api_key):
+                detail = f"missing or invalid bearer token: send 'Authorization: Bearer <{API_KEY_ENV}>'"
+                await reject(scope, receive, send, 401, detail, {"WWW-Authenticate": "Bearer"})
+                return
+        await self.app(scope, receive, send)
