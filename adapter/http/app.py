@@ -39,7 +39,9 @@ from judge_vllm.errors import JudgeConfigError
 __all__ = ["base_app", "create_app"]
 
 
-def _settings(api_key: str | SecretStr | None, max_body_bytes: int | None, max_batch: int | None) -> ApiSettings:
+def _settings(
+    api_key: str | SecretStr | None, max_body_bytes: int | None, max_batch: int | None
+) -> ApiSettings:
     given = {"api_key": api_key, "max_body_bytes": max_body_bytes, "max_batch": max_batch}
     try:
         return ApiSettings(**{name: value for name, value in given.items() if value is not None})

@@ -12,7 +12,16 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-__all__ = ["ASGIApp", "BodyLimitMiddleware", "Message", "ObserveMiddleware", "Receive", "Scope", "Send", "reject"]
+__all__ = [
+    "ASGIApp",
+    "BodyLimitMiddleware",
+    "Message",
+    "ObserveMiddleware",
+    "Receive",
+    "Scope",
+    "Send",
+    "reject",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -209,6 +209,9 @@ def run_openrlhf_rm(
 ) -> None:
     """``judge-vllm openrlhf-rm``: serve ``/get_reward`` in the foreground; None = default limit."""
     app = create_app(
-        api_config(config, judge_url), answer_type=answer_type, max_body_bytes=max_body_bytes, max_batch=max_batch
+        api_config(config, judge_url),
+        answer_type=answer_type,
+        max_body_bytes=max_body_bytes,
+        max_batch=max_batch,
     )
     serve(app, host, port)

@@ -1,5 +1,7 @@
 """Run an ASGI app under uvicorn in a background thread on a loopback port (tests, benchmarks).
 
+Binding port 0 picks a free port; ``url`` is known once ``start`` (or ``with``) returns:
+
     with ApiServer(create_app(config)) as server:
         httpx.get(f"{server.url}/health")
 """

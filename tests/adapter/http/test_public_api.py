@@ -17,4 +17,6 @@ def test_all_names_what_the_module_defines(name):
 
 
 def test_the_front_ends_build_on_base_app():
-    assert {"base_app", "create_app", "JudgeItem", "Service", "api_config", "serve"} <= set(adapter.http.__all__)
+    assert {"base_app", "create_app", "JudgeItem", "Service", "api_config", "serve"} <= set(
+        adapter.http.__all__
+    )

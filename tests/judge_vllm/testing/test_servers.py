@@ -42,7 +42,9 @@ def test_api_server_runs_the_lifespan_and_serves_on_loopback():
                 await send({"type": f"{message['type']}.complete"})
                 if message["type"] == "lifespan.shutdown":
                     return
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]}
+        )
         await send({"type": "http.response.body", "body": scope["path"].encode()})
 
     with ApiServer(app) as server:
