@@ -15,7 +15,7 @@ reward system and /health), ``app`` (the FastAPI apps), ``run`` (foreground serv
 
 from adapter.http.app import base_app, create_app
 from adapter.http.auth import API_KEY_ENV, AuthMiddleware, bearer_token_ok
-from adapter.http.metrics import ApiStats, render_prometheus
+from adapter.http.metrics import ApiMetrics
 from adapter.http.middleware import BodyLimitMiddleware, ObserveMiddleware
 from adapter.http.models import (
     DEFAULT_MAX_BATCH,
@@ -38,8 +38,8 @@ __all__ = [
     "API_KEY_ENV",
     "DEFAULT_MAX_BATCH",
     "DEFAULT_MAX_BODY_BYTES",
+    "ApiMetrics",
     "ApiSettings",
-    "ApiStats",
     "AuthMiddleware",
     "BatchJudgeRequest",
     "BatchJudgeResponse",
@@ -59,7 +59,6 @@ __all__ = [
     "check_batch_length",
     "create_app",
     "health_status",
-    "render_prometheus",
     "run_api",
     "serve",
     "validation_errors",

@@ -16,12 +16,12 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import SecretStr, ValidationError
 
 from adapter.config import RewardConfig
 from adapter.http.auth import AuthMiddleware
-from adapter.http.metrics import ApiStats
+from adapter.http.metrics import CONTENT_TYPE_LATEST, ApiMetrics
 from adapter.http.middleware import BodyLimitMiddleware, ObserveMiddleware
 from adapter.http.models import (
     ApiSettings,
@@ -76,14 +76,15 @@ def base_app(
     """
     settings = _settings(api_key, max_body_bytes, max_batch)
     resolved = _one_judge(config)
-    stats = ApiStats({"/health", "/metrics", *endpoints})
+    metrics = ApiMetrics({"/health", "/metrics", *endpoints})
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        service = JudgeService(resolved, settings, stats)
+        service = JudgeService(resolved, settings, metrics)
         app.state.service = service
         try:
-            yield
+            with metrics.rewards_of(service.rewards.get_metrics):
+                yield
         finally:
             await service.aclose()
 
@@ -91,7 +92,7 @@ def base_app(
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, api_key=settings.api_key)
-    app.add_middleware(ObserveMiddleware, record=stats.record_request)
+    app.add_middleware(ObserveMiddleware, record=metrics.record_request)
 
     @app.get("/health", response_model=HealthResponse)
     async def health(service: Service) -> JSONResponse:
@@ -99,10 +100,10 @@ def base_app(
         status_code, report = await service.health()
         return JSONResponse(report.model_dump(), status_code=status_code)
 
-    @app.get("/metrics", response_class=PlainTextResponse)
-    async def metrics(service: Service) -> PlainTextResponse:
+    @app.get("/metrics", response_class=Response)
+    async def prometheus_metrics() -> Response:
         """Prometheus text: requests, latency histograms, cache hits, fallbacks, breaker state."""
-        return PlainTextResponse(service.metrics_text(), media_type="text/plain; version=0.0.4")
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return app
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from adapter.config import RewardConfig
-from adapter.http.metrics import ApiStats, render_prometheus
+from adapter.http.metrics import ApiMetrics
 from adapter.http.models import ApiSettings, BreakerHealth, HealthResponse, JudgeItem, UpstreamHealth
 from adapter.reward import BaseJudgeReward, create_judge_reward
 from judge_vllm.client import JudgeClient
@@ -29,11 +29,11 @@ def health_status(reachable: bool, breaker_state: str, fallback_to_rule: bool) -
 
 
 class JudgeService:
-    """The judge behind an app: one reward system, one health client, the HTTP stats."""
+    """The judge behind an app: one reward system, one health client, the app's metrics."""
 
-    def __init__(self, config: RewardConfig, settings: ApiSettings, stats: ApiStats) -> None:
+    def __init__(self, config: RewardConfig, settings: ApiSettings, metrics: ApiMetrics) -> None:
         self.settings = settings
-        self.stats = stats
+        self.metrics = metrics
         self.rewards: BaseJudgeReward = create_judge_reward(config)
         health_config = self.rewards.config.client_config().model_copy(
             update={"max_retries": 0, "timeout": HEALTH_TIMEOUT_S}
@@ -43,7 +43,7 @@ class JudgeService:
     async def score(self, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
         """Reward dicts for ``items``, in order, through the adapter's batched path."""
         results = await self.rewards.areward_batch([item.to_request() for item in items])
-        self.stats.record_results(results)
+        self.metrics.record_results(results)
         return results
 
     async def health(self) -> tuple[int, HealthResponse]:
@@ -59,10 +59,6 @@ class JudgeService:
             fallback_to_rule=fallback,
         )
         return status_code, report
-
-    def metrics_text(self) -> str:
-        """Prometheus exposition of the adapter's and the HTTP layer's metrics."""
-        return render_prometheus(self.rewards.get_metrics(), self.stats)
 
     async def aclose(self) -> None:
         """Close the reward system (its loop thread joins off this loop) and the health client."""

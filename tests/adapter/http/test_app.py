@@ -94,7 +94,7 @@ def test_upstream_down_gives_an_explicit_error_or_a_rule_fallback(reward_config,
     assert (failed["score"], failed["source"]) == (None, "error")
     assert failed["metadata"]["reason"] == "Judge unavailable"
     assert (fallback["score"], fallback["source"]) == (1.0, "rule_fallback")
-    assert 'judge_fallbacks_total{reason="Judge unavailable"} 1' in metrics.splitlines()
+    assert 'judge_fallbacks_total{reason="Judge unavailable"} 1.0' in metrics.splitlines()
 
 
 # -- validation and limits ----------------------------------------------------------------------
