@@ -31,7 +31,7 @@ def test_cli_serves_the_api_with_the_key_from_the_environment(fake_judge, tmp_pa
     config.write_text(f"judge_url: http://127.0.0.1:1\ncache_dir: {tmp_path / 'cache'}\nmode: fast\n")
     env = {**os.environ, "JUDGE_API_KEY": api_key}
     env.pop("JUDGE_MODEL_URL", None)
-    command = [sys.executable, "-m", "judge_vllm.cli", "api", "--judge-url", fake_judge.url]
+    command = [sys.executable, "-m", "adapter.cli", "api", "--judge-url", fake_judge.url]
     command += ["--port", str(port), "--config", str(config)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
