@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from adapter.result import Source
 from judge_vllm.schemas import JudgeRequest
@@ -14,6 +24,7 @@ from judge_vllm.schemas import JudgeRequest
 __all__ = [
     "DEFAULT_MAX_BATCH",
     "DEFAULT_MAX_BODY_BYTES",
+    "AnswerType",
     "ApiSettings",
     "BatchJudgeRequest",
     "BatchJudgeResponse",
@@ -22,11 +33,37 @@ __all__ = [
     "JudgeItem",
     "JudgeResponse",
     "ResponseMetadata",
+    "UnicodeText",
     "UpstreamHealth",
 ]
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_BATCH = 1024
+MAX_ANSWER_TYPE_CHARS = 64
+
+# JSON may escape a lone surrogate ("\ud800"), and Python's decoder lets one through from invalid
+# UTF-8 too; such a str cannot be encoded, so it would fail deep in scoring as a 500.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogate(value: Any) -> Any:
+    found = _LONE_SURROGATE.search(value) if isinstance(value, str) else None
+    if found is not None:
+        raise PydanticCustomError(
+            "lone_surrogate",
+            "contains a lone surrogate ({code} at character {index}): send valid Unicode text "
+            "(a surrogate pair or the character itself)",
+            {"code": f"U+{ord(found.group()):04X}", "index": found.start()},
+        )
+    return value
+
+
+UnicodeText = Annotated[str, BeforeValidator(_no_lone_surrogate)]
+"""A string of Unicode scalar values (encodable as UTF-8): lone surrogates are a 422."""
+AnswerType = Annotated[
+    str, StringConstraints(max_length=MAX_ANSWER_TYPE_CHARS), BeforeValidator(_no_lone_surrogate)
+]
+"""An ``answer_type`` (``NUMBER``, ``TEXT``, ... or any short label)."""
 
 
 class ApiSettings(BaseModel):
@@ -49,11 +86,11 @@ class JudgeItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    prompt: str
-    completion: str
-    answer: str = ""
-    answer_type: str | None = Field(default=None, max_length=64)
-    request_id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=256)
+    prompt: UnicodeText
+    completion: UnicodeText
+    answer: UnicodeText = ""
+    answer_type: AnswerType | None = None
+    request_id: UnicodeText = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=256)
 
     @field_validator("answer", mode="before")
     @classmethod

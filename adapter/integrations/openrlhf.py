@@ -23,10 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from adapter.http import JudgeItem, Service, api_config, base_app, check_batch_length, serve
+from adapter.http.models import AnswerType, UnicodeText
 from adapter.reward import ConfigLike
+from judge_vllm.errors import JudgeConfigError
 
 __all__ = [
     "END_MARKERS",
@@ -103,10 +113,10 @@ class RemoteRewardRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    query: list[str]
-    prompts: list[str]
-    labels: list[str]
-    answer_types: list[str | None] | None = Field(
+    query: list[UnicodeText]
+    prompts: list[UnicodeText]
+    labels: list[UnicodeText]
+    answer_types: list[AnswerType | None] | None = Field(
         default=None, description="optional per-sample answer type; else the server's --answer-type"
     )
 
@@ -171,6 +181,10 @@ def create_app(
 ) -> FastAPI:
     """The remote reward model app: ``/get_reward`` plus ``/health`` and ``/metrics`` (no auth:
     OpenRLHF sends no credentials, so bind it to a private address). None = the default limit."""
+    try:
+        TypeAdapter(AnswerType | None).validate_python(answer_type)
+    except ValidationError as err:
+        raise JudgeConfigError(f"--answer-type: {err.errors()[0]['msg']}") from None
     app = base_app(
         config,
         title="judge-vllm OpenRLHF reward model",

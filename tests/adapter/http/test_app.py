@@ -130,6 +130,31 @@ def test_validation_errors_are_422_naming_the_field(secured, api_key, path, payl
     assert f"{field}: " in body["detail"] and words in body["detail"]
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/judge", rb'{"prompt":"q","completion":"The answer is 4 \ud800","answer":"4"}', "completion"),
+        ("/judge", rb'{"prompt":"\udfff q","completion":"c","answer":"4"}', "prompt"),
+        ("/judge", rb'{"prompt":"q","completion":"c","answer":"4 \ud800"}', "answer"),
+        ("/judge", rb'{"prompt":"q","completion":"c","answer":"4","answer_type":"\ud800"}', "answer_type"),
+        ("/judge", rb'{"prompt":"q","completion":"c","answer":"4","request_id":"id-\ud800"}', "request_id"),
+        # invalid UTF-8 that encodes a surrogate: Python's JSON decoder lets it through as one
+        ("/judge", b'{"prompt":"q","completion":"4 \xed\xa0\x80","answer":"4"}', "completion"),
+        (
+            "/batch_judge",
+            rb'{"requests":[{"prompt":"q","completion":"4","answer":"4"},{"prompt":"q","completion":"\ud800"}]}',
+            "requests[1].completion",
+        ),
+    ],
+)
+def test_a_lone_surrogate_is_422_naming_the_field_never_500(secured, api_key, path, body, field):
+    headers = {"Authorization": f"Bearer {api_key}", "content-type": "application/json"}
+    reply = httpx.post(f"{secured.url}{path}", content=body, headers=headers)
+    assert reply.status_code == 422, reply.text
+    assert [e["field"] for e in reply.json()["errors"]] == [field]
+    assert "lone surrogate" in reply.json()["detail"]
+
+
 def test_invalid_json_is_422(secured, api_key):
     reply = httpx.post(
         f"{secured.url}/judge",
