@@ -14,11 +14,12 @@ API_KEY_ENV = "JUDGE_API_KEY"
 OPEN_PATHS = frozenset({"/health"})
 
 
-def bearer_token_ok(authorization: str | None, api_key: SecretStr) -> bool:
-    """Does an ``Authorization`` header carry the key? Constant-time in the token's content."""
-    scheme, _, token = (authorization or "").partition(" ")
+def bearer_token_ok(authorization: bytes | None, api_key: SecretStr) -> bool:
+    """Does a raw ``Authorization`` header value carry the key (UTF-8 encoded, as clients send a
+    non-ASCII key)? Constant-time in the token's content."""
+    scheme, _, token = (authorization or b"").partition(b" ")
     expected = api_key.get_secret_value().encode()
-    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected)
+    return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), expected)
 
 
 class AuthMiddleware:
@@ -30,10 +31,11 @@ class AuthMiddleware:
         self.open_paths = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.api_key is not None and scope["path"] not in self.open_paths:
-            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
-            if not bearer_token_ok(header, self.api_key):
-                detail = f"missing or invalid bearer token: send 'Authorization: Bearer <{API_KEY_ENV}>'"
-                await reject(scope, receive, send, 401, detail, {"WWW-Authenticate": "Bearer"})
-                return
+        guarded = (
+            scope["type"] == "http" and self.api_key is not None and scope["path"] not in self.open_paths
+        )
+        if guarded and not bearer_token_ok(dict(scope["headers"]).get(b"authorization"), self.api_key):
+            detail = f"missing or invalid bearer token: send 'Authorization: Bearer <{API_KEY_ENV}>'"
+            await reject(scope, receive, send, 401, detail, {"WWW-Authenticate": "Bearer"})
+            return
         await self.app(scope, receive, send)

@@ -80,6 +80,18 @@ class ApiSettings(BaseModel):
     def _empty_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
 
+    @field_validator("api_key")
+    @classmethod
+    def _sendable_key(cls, value: SecretStr | None) -> SecretStr | None:
+        key = "" if value is None else value.get_secret_value()
+        # the header token is stripped, and only printable text survives a client's header encoding
+        if key.strip() != key or not key.isprintable():
+            raise ValueError(
+                "no client could send this key in an Authorization header: remove leading or "
+                "trailing whitespace and non-printable characters (controls, lone surrogates)"
+            )
+        return value
+
 
 class JudgeItem(BaseModel):
     """One ``/judge`` request, with the seed's field names. Unknown fields are errors (typos)."""

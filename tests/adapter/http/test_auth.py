@@ -8,27 +8,53 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from adapter.http import create_app
 from adapter.http.auth import bearer_token_ok
+from judge_vllm.errors import JudgeConfigError
+from judge_vllm.testing.asgi_server import ApiServer
 
 KEY = "test-key-7f3a9c"
+UNICODE_KEY = "clé-секрет"
 ITEM = {"prompt": "2+2?", "completion": "It is 4.", "answer": "4"}
 
 
 @pytest.mark.parametrize(
-    ("header", "ok"),
+    ("key", "header", "ok"),
     [
-        (f"Bearer {KEY}", True),
-        (f"bearer {KEY}", True),
-        (f"Bearer {KEY}x", False),
-        (f"Bearer {KEY[:-1]}", False),
-        (f"Basic {KEY}", False),
-        (KEY, False),
-        ("", False),
-        (None, False),
+        (KEY, f"Bearer {KEY}".encode(), True),
+        (KEY, f"bearer {KEY}".encode(), True),
+        (KEY, f"Bearer  {KEY} ".encode(), True),
+        (KEY, f"Bearer {KEY}x".encode(), False),
+        (KEY, f"Bearer {KEY[:-1]}".encode(), False),
+        (KEY, f"Basic {KEY}".encode(), False),
+        (KEY, KEY.encode(), False),
+        (KEY, b"", False),
+        (KEY, None, False),
+        (UNICODE_KEY, f"Bearer {UNICODE_KEY}".encode(), True),
+        (UNICODE_KEY, f"Bearer {UNICODE_KEY}".encode().decode("latin-1").encode("utf-8"), False),
+        ("clé", "Bearer clé".encode("latin-1"), False),
     ],
 )
-def test_bearer_token_ok(header, ok):
-    assert bearer_token_ok(header, SecretStr(KEY)) is ok
+def test_bearer_token_ok_compares_the_raw_header_to_the_utf8_key(key, header, ok):
+    assert bearer_token_ok(header, SecretStr(key)) is ok
+
+
+@pytest.mark.parametrize("key", [" padded", "padded ", "new\nline", "nul\x00", "tab\tinside", "lone-\ud800"])
+def test_a_key_no_client_could_send_is_a_config_error(key):
+    with pytest.raises(JudgeConfigError, match="api_key") as caught:
+        create_app({}, api_key=key)
+    assert key not in str(caught.value)
+
+
+def test_a_non_ascii_key_sent_as_utf8_is_accepted(fake_judge, reward_config):
+    with ApiServer(create_app(reward_config(fake_judge.url), api_key=UNICODE_KEY)) as server:
+        right = httpx.post(
+            f"{server.url}/judge", json=ITEM, headers={"Authorization": f"Bearer {UNICODE_KEY}".encode()}
+        )
+        wrong = httpx.post(
+            f"{server.url}/judge", json=ITEM, headers={"Authorization": "Bearer clé-секрeт".encode()}
+        )
+    assert (right.status_code, wrong.status_code) == (200, 401)
 
 
 def test_auth_on_requires_the_bearer_key_but_health_stays_open(secured, api_key, caplog):
