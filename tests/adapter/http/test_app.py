@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -163,6 +164,28 @@ def test_invalid_json_is_422(secured, api_key):
     )
     assert reply.status_code == 422
     assert reply.json()["errors"][0]["field"] == "body"
+
+
+def test_a_declared_100_mb_body_is_413_before_it_is_sent(api):
+    with socket.create_connection(("127.0.0.1", api.port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /judge HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: 100000000\r\n\r\n"
+        )
+        head = sock.recv(4096)  # no body byte sent: the answer must not wait for one
+    assert head.startswith(b"HTTP/1.1 413 ") and b"max_body_bytes" in head
+
+
+def test_a_streamed_100_mb_body_is_413(api):
+    def chunks() -> Iterator[bytes]:
+        yield b'{"prompt": "p", "completion": "'
+        for _ in range(100 * 16):
+            yield b"x" * 65536
+
+    reply = httpx.post(
+        f"{api.url}/judge", content=chunks(), headers={"content-type": "application/json"}, timeout=60
+    )
+    assert reply.status_code == 413 and "max_body_bytes" in reply.json()["detail"]
 
 
 def test_oversized_bodies_are_413_declared_or_streamed(secured, api_key):

@@ -71,6 +71,25 @@ def test_auth_on_requires_the_bearer_key_but_health_stays_open(secured, api_key,
     assert api_key not in missing.text + wrong.text + caplog.text
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/judge"),
+        ("POST", "/batch_judge"),
+        ("GET", "/metrics"),
+        ("GET", "/docs"),
+        ("GET", "/openapi.json"),
+        ("GET", "/no-such-path"),
+        ("GET", "/health/"),
+        ("GET", "/%6Detrics"),
+    ],
+)
+def test_every_path_but_health_needs_the_key(secured, api_key, method, path):
+    assert httpx.request(method, f"{secured.url}{path}").status_code == 401
+    authorized = httpx.request(method, f"{secured.url}{path}", headers={"Authorization": f"Bearer {api_key}"})
+    assert authorized.status_code != 401
+
+
 def test_auth_is_checked_before_the_body_is_read(secured):
     reply = httpx.post(
         f"{secured.url}/judge", content=b"{broken", headers={"content-type": "application/json"}
