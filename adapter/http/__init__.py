@@ -20,6 +20,7 @@ from adapter.http.middleware import BodyLimitMiddleware, ObserveMiddleware
 from adapter.http.models import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_BODY_BYTES,
+    AnswerType,
     ApiSettings,
     BatchJudgeRequest,
     BatchJudgeResponse,
@@ -28,6 +29,7 @@ from adapter.http.models import (
     JudgeItem,
     JudgeResponse,
     ResponseMetadata,
+    UnicodeText,
     UpstreamHealth,
 )
 from adapter.http.run import api_config, run_api, serve
@@ -38,6 +40,7 @@ __all__ = [
     "API_KEY_ENV",
     "DEFAULT_MAX_BATCH",
     "DEFAULT_MAX_BODY_BYTES",
+    "AnswerType",
     "ApiMetrics",
     "ApiSettings",
     "AuthMiddleware",
@@ -52,6 +55,7 @@ __all__ = [
     "ObserveMiddleware",
     "ResponseMetadata",
     "Service",
+    "UnicodeText",
     "UpstreamHealth",
     "api_config",
     "base_app",

@@ -44,7 +44,7 @@ def _settings(
 ) -> ApiSettings:
     given = {"api_key": api_key, "max_body_bytes": max_body_bytes, "max_batch": max_batch}
     try:
-        return ApiSettings(**{name: value for name, value in given.items() if value is not None})
+        return ApiSettings.model_validate({name: value for name, value in given.items() if value is not None})
     except ValidationError as err:
         raise JudgeConfigError(f"invalid API settings: {validation_errors(err.errors())}") from None
 

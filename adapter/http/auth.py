@@ -31,10 +31,13 @@ class AuthMiddleware:
         self.open_paths = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        guarded = (
-            scope["type"] == "http" and self.api_key is not None and scope["path"] not in self.open_paths
-        )
-        if guarded and not bearer_token_ok(dict(scope["headers"]).get(b"authorization"), self.api_key):
+        key = self.api_key
+        if (
+            key is not None
+            and scope["type"] == "http"
+            and scope["path"] not in self.open_paths
+            and not bearer_token_ok(dict(scope["headers"]).get(b"authorization"), key)
+        ):
             detail = f"missing or invalid bearer token: send 'Authorization: Bearer <{API_KEY_ENV}>'"
             await reject(scope, receive, send, 401, detail, {"WWW-Authenticate": "Bearer"})
             return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
@@ -36,8 +36,8 @@ def check_batch_length(length: int, max_batch: int, field: str) -> None:
         raise RequestValidationError([{"loc": ("body", field), "msg": message, "type": "too_long"}])
 
 
-async def validation_error_response(request: Request, exc: RequestValidationError) -> JSONResponse:
+async def validation_error_response(request: Request, exc: Exception) -> JSONResponse:
     """The app's handler for ``RequestValidationError``: 422 with ``detail`` and ``errors``."""
-    errors = validation_errors(exc.errors())
+    errors = validation_errors(cast(RequestValidationError, exc).errors())
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     return JSONResponse({"detail": detail, "errors": errors}, status_code=422)

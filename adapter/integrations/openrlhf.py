@@ -33,8 +33,16 @@ from pydantic import (
     model_validator,
 )
 
-from adapter.http import JudgeItem, Service, api_config, base_app, check_batch_length, serve
-from adapter.http.models import AnswerType, UnicodeText
+from adapter.http import (
+    AnswerType,
+    JudgeItem,
+    Service,
+    UnicodeText,
+    api_config,
+    base_app,
+    check_batch_length,
+    serve,
+)
 from adapter.reward import ConfigLike
 from judge_vllm.errors import JudgeConfigError
 
@@ -184,7 +192,7 @@ def create_app(
     try:
         TypeAdapter(AnswerType | None).validate_python(answer_type)
     except ValidationError as err:
-        raise JudgeConfigError(f"--answer-type: {err.errors()[0]['msg']}") from None
+        raise JudgeConfigError(f"answer_type (--answer-type): {err.errors()[0]['msg']}") from None
     app = base_app(
         config,
         title="judge-vllm OpenRLHF reward model",

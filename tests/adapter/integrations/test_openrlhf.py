@@ -147,7 +147,9 @@ def test_malformed_requests_are_422(rm, payload, field, words):
 
 
 def test_the_servers_answer_type_is_checked_when_the_app_is_built():
-    with pytest.raises(JudgeConfigError, match="--answer-type: String should have at most 64 characters"):
+    with pytest.raises(
+        JudgeConfigError, match=r"answer_type \(--answer-type\): String should have at most 64 characters"
+    ):
         create_app({}, answer_type="X" * 65)
 
 
