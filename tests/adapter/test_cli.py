@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import adapter.cli
 from adapter.cli import add_front_end_commands
 from judge_vllm.cli import build_parser
 
@@ -31,3 +32,7 @@ def test_the_front_ends_share_their_flags_and_keep_their_own():
     assert (api.port, api.api_key, api.max_batch, api.max_body_bytes) == (9000, "k", 8, None)
     assert (rm.port, rm.answer_type, rm.judge_url, rm.host) == (5000, "NUMBER", "http://j:1", "127.0.0.1")
     assert api.run is not rm.run
+
+
+def test_all_names_what_the_module_defines():
+    assert [name for name in adapter.cli.__all__ if not hasattr(adapter.cli, name)] == []

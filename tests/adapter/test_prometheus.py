@@ -8,6 +8,7 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+import adapter.prometheus
 from adapter.prometheus import REWARD_SERIES, RewardCollector, RewardSeries
 
 SNAPSHOT: dict[str, Any] = {
@@ -111,3 +112,7 @@ def test_registries_are_per_server_and_refuse_a_second_collector_of_the_same_nam
     with pytest.raises(ValueError, match="Duplicated timeseries"):
         first.register(RewardCollector(lambda: SNAPSHOT))
     assert "judge_rewards_total" not in generate_latest(REGISTRY).decode()
+
+
+def test_all_names_what_the_module_defines():
+    assert [name for name in adapter.prometheus.__all__ if not hasattr(adapter.prometheus, name)] == []

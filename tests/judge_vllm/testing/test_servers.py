@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import socket
 import subprocess
 import sys
 
 import httpx
+import pytest
 
 from judge_vllm import launcher
 from judge_vllm.testing.asgi_server import ApiServer
@@ -51,3 +53,11 @@ def test_api_server_runs_the_lifespan_and_serves_on_loopback():
         assert server.url.startswith("http://127.0.0.1:") and server.port > 0
         assert httpx.get(f"{server.url}/ping").text == "/ping"
     assert events == ["lifespan.startup", "lifespan.shutdown"]
+
+
+@pytest.mark.parametrize(
+    "name", ["judge_vllm.testing.fake_server", "judge_vllm.testing.asgi_server", "judge_vllm.cli"]
+)
+def test_all_names_what_the_module_defines(name):
+    module = importlib.import_module(name)
+    assert [symbol for symbol in module.__all__ if not hasattr(module, symbol)] == []
