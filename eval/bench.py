@@ -195,7 +195,7 @@ def _offline_rates(llm: Any, items: list[dict[str, str]], repeats: int) -> dict[
 def overhead(n: int, memory_requests: int) -> dict[str, float]:
     """Adapter throughput and added latency against a loopback fake in another process."""
     port = 18899
-    server = subprocess.Popen([sys.executable, "-m", "judge_vllm.fake_server", "--port", str(port)],
+    server = subprocess.Popen([sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(port)],
                               stdout=subprocess.DEVNULL)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:

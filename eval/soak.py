@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from adapter import JudgeRewardSystem
 from adapter.metrics import percentile
-from judge_vllm.fake_server import FakeJudgeServer, FaultPlan
+from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
 __all__ = ["SoakReport", "run_soak"]
 

@@ -1,4 +1,8 @@
-"""``judge-vllm``: prepare a model, serve it, and talk to it."""
+"""``judge-vllm``'s server-side commands: prepare a model, serve it, and talk to it.
+
+``adapter.cli`` composes the full ``judge-vllm`` command from these and the adapter's HTTP front
+ends; ``python -m judge_vllm.cli`` runs this subset alone (judge_vllm never imports adapter).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import json
 import logging
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from judge_vllm import launcher
@@ -16,23 +21,27 @@ from judge_vllm.errors import JudgeError
 from judge_vllm.model_prep import DEFAULT_MODELS_DIR, prepare_model
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["main"]
+__all__ = ["Command", "Subcommands", "add_server_commands", "build_parser", "main"]
 
+Command = Callable[[argparse.Namespace, list[str]], int]
+"""What a subcommand runs (its ``run`` default): parsed arguments and the unknown ones (``serve``'s)."""
+Subcommands = argparse._SubParsersAction
+"""The subcommand set that ``add_server_commands`` and ``build_parser``'s extensions add to."""
+
+DESCRIPTION = "Prepare a judge model, serve it with vLLM, and talk to it."
 DEFAULT_URL = "http://localhost:8888"
 DEFAULT_PID_FILE = Path(".cache/judge-server.pid")
 DEFAULT_LOG_FILE = Path(".cache/judge-server.log")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="judge-vllm", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_server_commands(sub: Subcommands) -> None:
+    """Add ``model``, ``serve``, ``stop``, ``health`` and ``judge``."""
     model = sub.add_parser("model", help="prepare judge models")
     model_sub = model.add_subparsers(dest="model_command", required=True)
     prep = model_sub.add_parser("prepare", help="build a servable model folder (offline for 'smollm2')")
     prep.add_argument("name", nargs="?", default="smollm2", help="'smollm2', a local HF folder or a hub id")
     prep.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
+    model.set_defaults(run=_model)
 
     serve = sub.add_parser("serve", help="start vLLM's OpenAI server for the judge (unknown args go to vLLM)")
     serve.add_argument("--model", default="smollm2", help="'smollm2', a local HF folder or a hub id")
@@ -48,12 +57,15 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--wait-timeout", type=float, default=900.0, help="seconds to wait for /health")
     serve.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE)
     serve.add_argument("--log-file", type=Path, default=DEFAULT_LOG_FILE)
+    serve.set_defaults(run=_serve)
 
     stop = sub.add_parser("stop", help="stop a server started with 'serve --wait'")
     stop.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE)
+    stop.set_defaults(run=_stop)
 
     health = sub.add_parser("health", help="check a judge server")
     health.add_argument("--url", default=DEFAULT_URL)
+    health.set_defaults(run=_health)
 
     judge = sub.add_parser("judge", help="judge one completion and print the verdict as JSON")
     judge.add_argument("--url", default=DEFAULT_URL)
@@ -65,48 +77,24 @@ def _parser() -> argparse.ArgumentParser:
     judge.add_argument("--answer", required=True)
     judge.add_argument("--answer-type", default=None)
     judge.add_argument("--timeout", type=float, default=60.0)
+    judge.set_defaults(run=_judge)
 
-    api = sub.add_parser("api", help="serve the judge server API (/judge, /batch_judge, /health, /metrics)")
-    rm = sub.add_parser("openrlhf-rm", help="serve an OpenRLHF remote reward model (/get_reward)")
-    for front, port in ((api, 8889), (rm, 5000)):
-        front.add_argument("--judge-url", help="the vLLM judge (default: the config's judge_url)")
-        front.add_argument("--config", type=Path, help="reward config YAML (configs/reward.yaml)")
-        front.add_argument("--host", default="127.0.0.1")
-        front.add_argument("--port", type=int, default=port)
-        front.add_argument("--max-body-bytes", type=int, help="413 above this (default 16 MiB)")
-        front.add_argument("--max-batch", type=int, help="422 above this many items (default 1024)")
-    api.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $JUDGE_API_KEY)")
-    rm.add_argument("--answer-type", help="answer type for every query (NUMBER, TEXT, ...)")
+
+def build_parser(
+    *extensions: Callable[[Subcommands], None], description: str = DESCRIPTION
+) -> argparse.ArgumentParser:
+    """The ``judge-vllm`` parser: the server-side commands, then each extension's (``adapter.cli``)."""
+    parser = argparse.ArgumentParser(prog="judge-vllm", description=description)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_server_commands(sub)
+    for add_commands in extensions:
+        add_commands(sub)
     return parser
 
 
-def _api(args: argparse.Namespace) -> int:
-    from adapter.http_api import run_api  # lazy: adapter imports judge_vllm
-
-    run_api(
-        config=args.config,
-        judge_url=args.judge_url,
-        host=args.host,
-        port=args.port,
-        api_key=args.api_key,
-        max_body_bytes=args.max_body_bytes,
-        max_batch=args.max_batch,
-    )
-    return 0
-
-
-def _openrlhf_rm(args: argparse.Namespace) -> int:
-    from adapter.integrations.openrlhf import run_openrlhf_rm  # lazy: adapter imports judge_vllm
-
-    run_openrlhf_rm(
-        config=args.config,
-        judge_url=args.judge_url,
-        host=args.host,
-        port=args.port,
-        answer_type=args.answer_type,
-        max_body_bytes=args.max_body_bytes,
-        max_batch=args.max_batch,
-    )
+def _model(args: argparse.Namespace, extra: list[str]) -> int:
+    print(prepare_model(args.name, args.models_dir))
     return 0
 
 
@@ -144,7 +132,7 @@ def _serve(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
-def _stop(args: argparse.Namespace) -> int:
+def _stop(args: argparse.Namespace, extra: list[str]) -> int:
     if not args.pid_file.exists():
         print(f"no pid file at {args.pid_file}: nothing to stop", file=sys.stderr)
         return 0
@@ -153,14 +141,22 @@ def _stop(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _health(url: str) -> int:
+def _health(args: argparse.Namespace, extra: list[str]) -> int:
+    return asyncio.run(_check_health(api_root(args.url)))
+
+
+async def _check_health(url: str) -> int:
     async with JudgeClient(JudgeClientConfig(judge_url=url, max_retries=0, timeout=5.0)) as client:
         state = await client.health()
     print(json.dumps(state, indent=2))
     return 0 if state["reachable"] else 1
 
 
-async def _judge(args: argparse.Namespace) -> int:
+def _judge(args: argparse.Namespace, extra: list[str]) -> int:
+    return asyncio.run(_judge_one(args))
+
+
+async def _judge_one(args: argparse.Namespace) -> int:
     config = JudgeClientConfig(
         judge_url=args.url, model=args.model, api_key=args.api_key, mode=args.mode, timeout=args.timeout
     )
@@ -173,9 +169,10 @@ async def _judge(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``judge-vllm`` command."""
-    parser = _parser()
+def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one command of ``parser`` (``adapter.cli`` passes the full one; default: the
+    server-side subset). Only ``serve`` takes unknown arguments (they go to vLLM)."""
+    parser = parser or build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "serve":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -183,20 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
-        if args.command == "model":
-            print(prepare_model(args.name, args.models_dir))
-            return 0
-        if args.command == "serve":
-            return _serve(args, extra)
-        if args.command == "stop":
-            return _stop(args)
-        if args.command == "health":
-            return asyncio.run(_health(api_root(args.url)))
-        if args.command == "api":
-            return _api(args)
-        if args.command == "openrlhf-rm":
-            return _openrlhf_rm(args)
-        return asyncio.run(_judge(args))
+        return args.run(args, extra)
     except JudgeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from judge_vllm import launcher
-from judge_vllm.fake_server import FakeJudgeServer
 from judge_vllm.model_prep import prepare_model
+from judge_vllm.testing.fake_server import FakeJudgeServer
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER_START_TIMEOUT_S = 900.0

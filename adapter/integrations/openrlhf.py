@@ -23,21 +23,27 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from adapter.http_api import (
-    DEFAULT_MAX_BATCH,
-    DEFAULT_MAX_BODY_BYTES,
-    ApiSettings,
+from adapter.config import ConfigLike
+from adapter.http import (
+    AnswerType,
     JudgeItem,
     Service,
+    UnicodeText,
     api_config,
     base_app,
     check_batch_length,
     serve,
-    validation_errors,
 )
-from adapter.reward import ConfigLike
 from judge_vllm.errors import JudgeConfigError
 
 __all__ = [
@@ -115,10 +121,10 @@ class RemoteRewardRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    query: list[str]
-    prompts: list[str]
-    labels: list[str]
-    answer_types: list[str | None] | None = Field(
+    query: list[UnicodeText]
+    prompts: list[UnicodeText]
+    labels: list[UnicodeText]
+    answer_types: list[AnswerType | None] | None = Field(
         default=None, description="optional per-sample answer type; else the server's --answer-type"
     )
 
@@ -178,21 +184,27 @@ def create_app(
     config: ConfigLike = None,
     *,
     answer_type: str | None = None,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    max_batch: int = DEFAULT_MAX_BATCH,
+    max_body_bytes: int | None = None,
+    max_batch: int | None = None,
 ) -> FastAPI:
     """The remote reward model app: ``/get_reward`` plus ``/health`` and ``/metrics`` (no auth:
-    OpenRLHF sends no credentials, so bind it to a private address)."""
+    OpenRLHF sends no credentials, so bind it to a private address). None = the default limit."""
     try:
-        settings = ApiSettings(max_body_bytes=max_body_bytes, max_batch=max_batch)
+        TypeAdapter(AnswerType | None).validate_python(answer_type)
     except ValidationError as err:
-        raise JudgeConfigError(f"invalid API settings: {validation_errors(err.errors())}") from None
-    app = base_app(config, settings, title="judge-vllm OpenRLHF reward model", endpoints=("/get_reward",))
+        raise JudgeConfigError(f"answer_type (--answer-type): {err.errors()[0]['msg']}") from None
+    app = base_app(
+        config,
+        title="judge-vllm OpenRLHF reward model",
+        endpoints=("/get_reward",),
+        max_body_bytes=max_body_bytes,
+        max_batch=max_batch,
+    )
 
     @app.post("/get_reward")
     async def get_reward(body: RemoteRewardRequest, service: Service) -> RemoteRewardResponse:
         """Score each query's response against its label, in one adapter batch."""
-        check_batch_length(len(body.query), service.settings, "query")
+        check_batch_length(len(body.query), service.settings.max_batch, "query")
         results = await service.score(_items(body, answer_type))
         failed = [r for r in results if r["reward"] is None]
         if failed:
@@ -221,7 +233,7 @@ def run_openrlhf_rm(
     app = create_app(
         api_config(config, judge_url),
         answer_type=answer_type,
-        max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
-        max_batch=max_batch or DEFAULT_MAX_BATCH,
+        max_body_bytes=max_body_bytes,
+        max_batch=max_batch,
     )
     serve(app, host, port)

@@ -131,7 +131,7 @@ def test_values_given_in_code_beat_env_overrides(monkeypatch):
 
 def test_the_seeds_multi_critique_example_reaches_each_url(monkeypatch, tmp_path):
     from adapter import create_judge_reward
-    from judge_vllm.fake_server import FakeJudgeServer
+    from judge_vllm.testing.fake_server import FakeJudgeServer
 
     with FakeJudgeServer() as one, FakeJudgeServer() as two:
         monkeypatch.setenv("JUDGE_MODEL_URL", "http://127.0.0.1:9")

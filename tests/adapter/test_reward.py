@@ -14,8 +14,8 @@ import pytest
 
 from adapter import JudgeRewardSystem, RewardResult, create_judge_reward
 from adapter.multi import MultiJudge, aggregate_scores
-from judge_vllm.fake_server import FakeJudgeServer, FaultPlan
 from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
 
 def _system(url, tmp_path, **overrides):

@@ -8,10 +8,10 @@ import threading
 import time
 
 import pytest
+from judge_vllm.testing.fake_server import FaultPlan
 
 import adapter.reward as reward_module
 from adapter import JudgeRewardSystem
-from judge_vllm.fake_server import FaultPlan
 from judge_vllm.schemas import Verdict
 
 SURROGATE = "The answer is 4 \ud800"

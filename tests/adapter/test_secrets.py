@@ -3,7 +3,7 @@
 import logging
 
 from adapter import JudgeRewardSystem
-from judge_vllm.fake_server import FakeJudgeServer, FaultPlan
+from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
 SECRET = "sk-SECRET-do-not-leak-0123456789"
 

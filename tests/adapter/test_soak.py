@@ -3,7 +3,7 @@
 import pytest
 
 from eval.soak import run_soak
-from judge_vllm.fake_server import FaultPlan
+from judge_vllm.testing.fake_server import FaultPlan
 
 pytestmark = pytest.mark.slow
 

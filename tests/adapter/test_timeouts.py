@@ -6,7 +6,7 @@ import pytest
 
 from adapter import JudgeRewardSystem, RewardConfig
 from judge_vllm.errors import JudgeConfigError
-from judge_vllm.fake_server import FaultPlan
+from judge_vllm.testing.fake_server import FaultPlan
 
 
 def _system(url, tmp_path, **overrides):

@@ -8,8 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from adapter.http_api import ApiServer, create_app
+from adapter.http import create_app
 from adapter.integrations import openrlhf
+from judge_vllm.testing.asgi_server import ApiServer
 
 pytestmark = pytest.mark.e2e
 
@@ -51,8 +52,8 @@ def test_judge_batch_health_and_metrics_through_the_real_judge(judge_url, tmp_pa
     assert [r["source"] for r in responses] == ["cache", "judge", "judge"], responses
     assert responses[0]["score"] == one["score"]
     assert all(0.0 <= r["score"] <= 1.0 for r in responses)
-    assert 'judge_rewards_total{source="judge"} 3' in metrics
-    assert "judge_cache_hits_total 1" in metrics
+    assert 'judge_rewards_total{source="judge"} 3.0' in metrics
+    assert "judge_cache_hits_total 1.0" in metrics
 
 
 def test_openrlhf_get_reward_through_the_real_judge(judge_url, tmp_path):

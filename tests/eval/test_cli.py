@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from eval.cli import main
-from judge_vllm.fake_server import FaultPlan
+from judge_vllm.testing.fake_server import FaultPlan
 
 OUTPUTS = ("scores.jsonl", "report.md", "report.html", "reward_hist.png", "agreement.png")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -12,9 +12,9 @@ from judge_vllm.errors import (
     JudgeTimeoutError,
     JudgeUnavailableError,
 )
-from judge_vllm.fake_server import FaultPlan
 from judge_vllm.retry import classify
 from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.testing.fake_server import FaultPlan
 
 
 def _client(url: str, **kw) -> JudgeClient:

@@ -8,6 +8,7 @@ skip_special_tokens=False)``, so they carry the chat template and the end-of-tur
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
-from adapter.http_api import ApiServer
 from adapter.integrations import openrlhf
 from adapter.integrations.openrlhf import create_app, split_query
+from judge_vllm.errors import JudgeConfigError
+from judge_vllm.testing.asgi_server import ApiServer
 
 TEMPLATE = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
 
@@ -116,13 +118,39 @@ def test_answer_type_from_the_server_or_the_request(fake_judge, tmp_path):
         ({"query": ["p r"], "prompts": ["p"], "labels": [{"a": 1}]}, "labels[0]", "valid string"),
         ({"query": ["p r"], "prompts": ["p"], "labels": ["1"], "answer_types": []}, "body", "answer_types"),
         ({"query": ["p r"] * 9, "prompts": ["p"] * 9, "labels": ["1"] * 9}, "query", "at most 8 items"),
+        (
+            {"query": ["p r"], "prompts": ["p"], "labels": ["1"], "answer_types": ["X" * 65]},
+            "answer_types[0]",
+            "at most 64 characters",
+        ),
+        (
+            {"query": ["p r", "p \ud800"], "prompts": ["p", "p"], "labels": ["1", "2"]},
+            "query[1]",
+            "lone surrogate",
+        ),
+        ({"query": ["p r"], "prompts": ["\udfff"], "labels": ["1"]}, "prompts[0]", "lone surrogate (U+DFFF"),
+        ({"query": ["p r"], "prompts": ["p"], "labels": ["4 \ud800"]}, "labels[0]", "lone surrogate"),
+        (
+            {"query": ["p r"], "prompts": ["p"], "labels": ["1"], "answer_types": ["\ud800"]},
+            "answer_types[0]",
+            "lone surrogate",
+        ),
     ],
 )
 def test_malformed_requests_are_422(rm, payload, field, words):
-    reply = httpx.post(rm, json=payload)
+    # json.dumps escapes a lone surrogate as "\ud800", which JSON decoders read back as one
+    body = json.dumps(payload).encode()
+    reply = httpx.post(rm, content=body, headers={"content-type": "application/json"})
     assert reply.status_code == 422
     body = reply.json()
     assert field in [e["field"] for e in body["errors"]] and words in body["detail"]
+
+
+def test_the_servers_answer_type_is_checked_when_the_app_is_built():
+    with pytest.raises(
+        JudgeConfigError, match=r"answer_type \(--answer-type\): String should have at most 64 characters"
+    ):
+        create_app({}, answer_type="X" * 65)
 
 
 def test_a_reward_the_judge_could_not_give_is_a_503_not_a_number(tmp_path):

@@ -24,8 +24,8 @@ from adapter.integrations.trl import (
     message_text,
 )
 from judge_vllm.errors import JudgeConfigError
-from judge_vllm.fake_server import FaultPlan
 from judge_vllm.model_prep import prepare_model
+from judge_vllm.testing.fake_server import FaultPlan
 
 REPO = Path(__file__).resolve().parents[3]
 PROMPTS = ["What is 2+2?", "Name the capital of France."]

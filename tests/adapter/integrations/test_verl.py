@@ -34,7 +34,7 @@ import yaml
 
 from adapter.integrations import verl
 from judge_vllm.errors import JudgeError
-from judge_vllm.fake_server import FakeJudgeServer, FaultPlan
+from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
 REPO = Path(__file__).resolve().parents[3]
 KEYS = {"score", "source", "judge_latency_ms", "fallback"}

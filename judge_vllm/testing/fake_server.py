@@ -12,7 +12,7 @@ Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
 it answers 400 to a prompt that overflows its ``max_model_len``.
 
-Run it as a process: ``python -m judge_vllm.fake_server --port 8899``.
+Run it as a process: ``python -m judge_vllm.testing.fake_server --port 8899``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,75 @@
+"""``judge-vllm``: the server-side commands of ``judge_vllm.cli`` plus the adapter's HTTP front ends.
+
+``api`` serves the judge server API (docs/http_api.md), ``openrlhf-rm`` an OpenRLHF remote
+reward model. Both need the ``api`` extra (FastAPI, uvicorn, prometheus-client), imported only
+when one of them runs, so the other commands work on a light install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from judge_vllm import cli as server_cli
+
+__all__ = ["add_front_end_commands", "main"]
+
+DESCRIPTION = "Prepare a judge model, serve it with vLLM, talk to it, and serve rewards over HTTP."
+
+
+def add_front_end_commands(sub: server_cli.Subcommands) -> None:
+    """Add ``api`` and ``openrlhf-rm`` (their shared flags once)."""
+    api = sub.add_parser("api", help="serve the judge server API (/judge, /batch_judge, /health, /metrics)")
+    api.set_defaults(run=_api)
+    rm = sub.add_parser("openrlhf-rm", help="serve an OpenRLHF remote reward model (/get_reward)")
+    rm.set_defaults(run=_openrlhf_rm)
+    for front, port in ((api, 8889), (rm, 5000)):
+        front.add_argument("--judge-url", help="the vLLM judge (default: the config's judge_url)")
+        front.add_argument("--config", type=Path, help="reward config YAML (configs/reward.yaml)")
+        front.add_argument("--host", default="127.0.0.1")
+        front.add_argument("--port", type=int, default=port)
+        front.add_argument("--max-body-bytes", type=int, help="413 above this (default 16 MiB)")
+        front.add_argument("--max-batch", type=int, help="422 above this many items (default 1024)")
+    api.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $JUDGE_API_KEY)")
+    rm.add_argument("--answer-type", help="answer type for every query (NUMBER, TEXT, ...)")
+
+
+def _api(args: argparse.Namespace, extra: list[str]) -> int:
+    from adapter.http import run_api  # the api extra, needed by this command only
+
+    run_api(
+        config=args.config,
+        judge_url=args.judge_url,
+        host=args.host,
+        port=args.port,
+        api_key=args.api_key,
+        max_body_bytes=args.max_body_bytes,
+        max_batch=args.max_batch,
+    )
+    return 0
+
+
+def _openrlhf_rm(args: argparse.Namespace, extra: list[str]) -> int:
+    from adapter.integrations.openrlhf import run_openrlhf_rm  # the api extra, needed by this command only
+
+    run_openrlhf_rm(
+        config=args.config,
+        judge_url=args.judge_url,
+        host=args.host,
+        port=args.port,
+        answer_type=args.answer_type,
+        max_body_bytes=args.max_body_bytes,
+        max_batch=args.max_batch,
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``judge-vllm`` command."""
+    parser = server_cli.build_parser(add_front_end_commands, description=DESCRIPTION)
+    return server_cli.main(argv, parser)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""The FastAPI apps: ``base_app`` (what every HTTP front end shares) and the judge API on it.
+
+The middleware stack of every front end, outermost first:
+
+    ObserveMiddleware (counts, latency) -> AuthMiddleware (401) -> BodyLimitMiddleware (413) -> routes
+
+``base_app`` adds the judge service (its lifespan), the 422 format, ``/health`` and ``/metrics``;
+``create_app`` adds ``/judge`` and ``/batch_judge``, ``adapter.integrations.openrlhf`` adds
+``/get_reward``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import SecretStr, ValidationError
+
+from adapter.config import ConfigLike, RewardConfig
+from adapter.http.auth import AuthMiddleware
+from adapter.http.metrics import CONTENT_TYPE_LATEST, ApiMetrics
+from adapter.http.middleware import BodyLimitMiddleware, ObserveMiddleware
+from adapter.http.models import (
+    ApiSettings,
+    BatchJudgeRequest,
+    BatchJudgeResponse,
+    HealthResponse,
+    JudgeItem,
+    JudgeResponse,
+)
+from adapter.http.service import JudgeService, Service
+from adapter.http.validation import check_batch_length, validation_error_response, validation_errors
+from judge_vllm.errors import JudgeConfigError
+
+__all__ = ["base_app", "create_app"]
+
+
+def _settings(
+    api_key: str | SecretStr | None, max_body_bytes: int | None, max_batch: int | None
+) -> ApiSettings:
+    given = {"api_key": api_key, "max_body_bytes": max_body_bytes, "max_batch": max_batch}
+    try:
+        return ApiSettings.model_validate({name: value for name, value in given.items() if value is not None})
+    except ValidationError as err:
+        raise JudgeConfigError(f"invalid API settings: {validation_errors(err.errors())}") from None
+
+
+def _one_judge(config: ConfigLike) -> RewardConfig:
+    resolved = RewardConfig.from_any(config)
+    if resolved.judge_urls and len(resolved.judge_urls) > 1:
+        raise JudgeConfigError(
+            "the HTTP API serves one judge: set judge_url (or one judge_urls entry); "
+            "run one API per judge for an ensemble"
+        )
+    return resolved
+
+
+def base_app(
+    config: ConfigLike,
+    *,
+    title: str,
+    endpoints: Iterable[str],
+    api_key: str | SecretStr | None = None,
+    max_body_bytes: int | None = None,
+    max_batch: int | None = None,
+) -> FastAPI:
+    """An app with the judge service, middleware, 422 format, ``/health`` and ``/metrics``.
+
+    ``endpoints`` are the paths the caller will add (they get their own metric label). A limit
+    left None is ``ApiSettings``' default; invalid settings or a config with several judges
+    raise ``JudgeConfigError``.
+    """
+    settings = _settings(api_key, max_body_bytes, max_batch)
+    resolved = _one_judge(config)
+    metrics = ApiMetrics({"/health", "/metrics", *endpoints})
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service = JudgeService(resolved, settings, metrics)
+        app.state.service = service
+        try:
+            with metrics.rewards_of(service.rewards.get_metrics):
+                yield
+        finally:
+            await service.aclose()
+
+    app = FastAPI(title=title, lifespan=lifespan)
+    app.add_exception_handler(RequestValidationError, validation_error_response)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(AuthMiddleware, api_key=settings.api_key)
+    app.add_middleware(ObserveMiddleware, record=metrics.record_request)
+
+    @app.get("/health", response_model=HealthResponse)
+    async def health(service: Service) -> JSONResponse:
+        """The upstream judge: reachable, model, circuit breaker; 503 if down with fallback off."""
+        status_code, report = await service.health()
+        return JSONResponse(report.model_dump(), status_code=status_code)
+
+    @app.get("/metrics", response_class=Response)
+    async def prometheus_metrics() -> Response:
+        """Prometheus text: requests, latency histograms, cache hits, fallbacks, breaker state."""
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+def create_app(
+    config: ConfigLike = None,
+    api_key: str | SecretStr | None = None,
+    max_body_bytes: int | None = None,
+    max_batch: int | None = None,
+) -> FastAPI:
+    """The seed's judge server API on one judge (config: dict, ``RewardConfig`` or YAML path).
+
+    Limits left None are the defaults (``DEFAULT_MAX_BODY_BYTES``, ``DEFAULT_MAX_BATCH``).
+    """
+    app = base_app(
+        config,
+        title="judge-vllm judge API",
+        endpoints=("/judge", "/batch_judge"),
+        api_key=api_key,
+        max_body_bytes=max_body_bytes,
+        max_batch=max_batch,
+    )
+
+    @app.post("/judge")
+    async def judge(item: JudgeItem, service: Service) -> JudgeResponse:
+        """Score one completion."""
+        (result,) = await service.score([item])
+        return JudgeResponse.from_result(result)
+
+    @app.post("/batch_judge")
+    async def batch_judge(batch: BatchJudgeRequest, service: Service) -> BatchJudgeResponse:
+        """Score several completions in one adapter batch; responses in request order."""
+        check_batch_length(len(batch.requests), service.settings.max_batch, "requests")
+        results = await service.score(batch.requests)
+        return BatchJudgeResponse(responses=[JudgeResponse.from_result(r) for r in results])
+
+    return app

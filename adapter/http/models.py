@@ -1,0 +1,193 @@
+"""The HTTP API's wire models: its settings, ``/judge`` and ``/batch_judge`` bodies, ``/health``."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from adapter.result import Source
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = [
+    "DEFAULT_MAX_BATCH",
+    "DEFAULT_MAX_BODY_BYTES",
+    "AnswerType",
+    "ApiSettings",
+    "BatchJudgeRequest",
+    "BatchJudgeResponse",
+    "BreakerHealth",
+    "HealthResponse",
+    "JudgeItem",
+    "JudgeResponse",
+    "ResponseMetadata",
+    "UnicodeText",
+    "UpstreamHealth",
+]
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_BATCH = 1024
+MAX_ANSWER_TYPE_CHARS = 64
+
+# JSON may escape a lone surrogate ("\ud800"), and Python's decoder lets one through from invalid
+# UTF-8 too; such a str cannot be encoded, so it would fail deep in scoring as a 500.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogate(value: Any) -> Any:
+    found = _LONE_SURROGATE.search(value) if isinstance(value, str) else None
+    if found is not None:
+        raise PydanticCustomError(
+            "lone_surrogate",
+            "contains a lone surrogate ({code} at character {index}): send valid Unicode text "
+            "(a surrogate pair or the character itself)",
+            {"code": f"U+{ord(found.group()):04X}", "index": found.start()},
+        )
+    return value
+
+
+UnicodeText = Annotated[str, BeforeValidator(_no_lone_surrogate)]
+"""A string of Unicode scalar values (encodable as UTF-8): lone surrogates are a 422."""
+AnswerType = Annotated[
+    str, StringConstraints(max_length=MAX_ANSWER_TYPE_CHARS), BeforeValidator(_no_lone_surrogate)
+]
+"""An ``answer_type`` (``NUMBER``, ``TEXT``, ... or any short label)."""
+
+
+class ApiSettings(BaseModel):
+    """The HTTP front end's own knobs (the judge's are in ``RewardConfig``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    api_key: SecretStr | None = Field(default=None, description="bearer token; None = no auth")
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024, description="413 above this")
+    max_batch: int = Field(default=DEFAULT_MAX_BATCH, ge=1, description="422 above this many items")
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("api_key")
+    @classmethod
+    def _sendable_key(cls, value: SecretStr | None) -> SecretStr | None:
+        key = "" if value is None else value.get_secret_value()
+        # the header token is stripped, and only printable text survives a client's header encoding
+        if key.strip() != key or not key.isprintable():
+            raise ValueError(
+                "no client could send this key in an Authorization header: remove leading or "
+                "trailing whitespace and non-printable characters (controls, lone surrogates)"
+            )
+        return value
+
+
+class JudgeItem(BaseModel):
+    """One ``/judge`` request, with the seed's field names. Unknown fields are errors (typos)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: UnicodeText
+    completion: UnicodeText
+    answer: UnicodeText = ""
+    answer_type: AnswerType | None = None
+    request_id: UnicodeText = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=256)
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_answer(cls, value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        return "" if value is None else value
+
+    @field_validator("request_id", mode="before")
+    @classmethod
+    def _new_id(cls, value: Any) -> Any:
+        return uuid.uuid4().hex if value is None or value == "" else value
+
+    def to_request(self) -> JudgeRequest:
+        """The adapter's request for this item."""
+        return JudgeRequest(**self.model_dump())
+
+
+class BatchJudgeRequest(BaseModel):
+    """``/batch_judge``: several items, answered in the same order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests: list[JudgeItem]
+
+
+class ResponseMetadata(BaseModel):
+    """How a reward was produced: seconds spent, and why the judge did not answer (if so)."""
+
+    latency: float
+    reason: str | None = None
+
+
+class JudgeResponse(BaseModel):
+    """One verdict, with the seed's field names. ``score`` is null only when ``source`` is ``error``."""
+
+    score: float | None
+    request_id: str
+    explanation: str
+    detailed_scores: dict[str, float] | None = None
+    source: Source
+    metadata: ResponseMetadata
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any]) -> JudgeResponse:
+        """Build from the adapter's reward dict."""
+        return cls(
+            score=result["reward"],
+            request_id=result["request_id"],
+            explanation=result["explanation"],
+            detailed_scores=result["detailed_scores"],
+            source=result["source"],
+            metadata=ResponseMetadata(latency=result["latency_ms"] / 1000, reason=result["reason"]),
+        )
+
+
+class BatchJudgeResponse(BaseModel):
+    """``/batch_judge``'s answer: one response per request, in request order."""
+
+    responses: list[JudgeResponse]
+
+
+class UpstreamHealth(BaseModel):
+    """The judge server as seen from here (tolerant: fields from ``JudgeClient.health``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reachable: bool
+    url: str
+    model: str | None = None
+    status_code: int | None = None
+    error: str | None = None
+
+
+class BreakerHealth(BaseModel):
+    """The circuit breaker's state and consecutive failures."""
+
+    state: str
+    failures: int
+
+
+class HealthResponse(BaseModel):
+    """``/health``: ``ok``, ``degraded`` (rewards from rules or a recovering breaker) or ``unavailable``."""
+
+    status: Literal["ok", "degraded", "unavailable"]
+    upstream: UpstreamHealth
+    circuit_breaker: BreakerHealth
+    fallback_to_rule: bool

@@ -1,0 +1,118 @@
+"""The reward system's Prometheus series, built from a ``get_metrics()`` snapshot at scrape time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+import adapter.prometheus
+from adapter.prometheus import REWARD_SERIES, RewardCollector, RewardSeries
+
+SNAPSHOT: dict[str, Any] = {
+    "sources": {"judge": 3, "cache": 2, "rule_fallback": 1},
+    "fallback_reasons": {'Circuit "breaker" open': 1},
+    "precheck_reasons": {"master_key": 4},
+    "errors": {"JudgeUnavailableError": 2},
+    "judge_calls": 2,
+    "judged_items": 5,
+    "context_cuts": 3,
+    "current_queue_size": 0,
+    "inflight": 1,
+    "circuit_breaker": {"state": "open", "failures": 5},
+    "latency_ms": {"p50": 1.0},  # not exported: no row reads it
+}
+
+
+def _scrape(snapshot: dict[str, Any]) -> str:
+    registry = CollectorRegistry()
+    registry.register(RewardCollector(lambda: snapshot))
+    return generate_latest(registry).decode()
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_every_series_from_a_full_snapshot():
+    samples = _samples(_scrape(SNAPSHOT))
+    assert samples == {
+        ("judge_rewards_total", (("source", "cache"),)): 2,
+        ("judge_rewards_total", (("source", "judge"),)): 3,
+        ("judge_rewards_total", (("source", "rule_fallback"),)): 1,
+        ("judge_cache_hits_total", ()): 2,
+        ("judge_fallbacks_total", (("reason", 'Circuit "breaker" open'),)): 1,
+        ("judge_prechecks_total", (("reason", "master_key"),)): 4,
+        ("judge_errors_total", (("kind", "JudgeUnavailableError"),)): 2,
+        ("judge_calls_total", ()): 2,
+        ("judge_items_total", ()): 5,
+        ("judge_context_cuts_total", ()): 3,
+        ("judge_queue_size", ()): 0,
+        ("judge_inflight", ()): 1,
+        ("judge_circuit_breaker_state", (("state", "closed"),)): 0,
+        ("judge_circuit_breaker_state", (("state", "half_open"),)): 0,
+        ("judge_circuit_breaker_state", (("state", "open"),)): 1,
+        ("judge_circuit_breaker_failures", ()): 5,
+    }
+
+
+def test_types_and_label_escaping_in_the_text():
+    text = _scrape(SNAPSHOT)
+    assert "# TYPE judge_rewards_total counter" in text and "# TYPE judge_inflight gauge" in text
+    assert 'judge_fallbacks_total{reason="Circuit \\"breaker\\" open"} 1.0' in text.splitlines()
+
+
+def test_a_fresh_system_has_no_cache_hits_yet_but_the_counter_is_there():
+    assert _samples(_scrape({**SNAPSHOT, "sources": {}}))[("judge_cache_hits_total", ())] == 0
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "missing"),
+    [
+        ({}, {s.name for s in REWARD_SERIES}),
+        (
+            {k: v for k, v in SNAPSHOT.items() if k != "circuit_breaker"},
+            {"judge_circuit_breaker_state", "judge_circuit_breaker_failures"},
+        ),
+        ({**SNAPSHOT, "circuit_breaker": {"state": "open"}}, {"judge_circuit_breaker_failures"}),
+        ({**SNAPSHOT, "sources": None}, {"judge_rewards", "judge_cache_hits"}),
+        ({**SNAPSHOT, "judge_calls": "many"}, {"judge_calls"}),
+    ],
+)
+def test_a_missing_or_misshapen_key_drops_its_family_not_the_scrape(snapshot, missing):
+    names = {family.name for family in text_string_to_metric_families(_scrape(snapshot))}
+    assert names == {s.name for s in REWARD_SERIES} - missing
+
+
+def test_a_new_key_is_one_more_row():
+    extra = RewardSeries(
+        "judge_canary_failures", "counter", "Canary failures.", "canary", read=lambda c: c["failed"]
+    )
+    registry = CollectorRegistry()
+    registry.register(RewardCollector(lambda: {"canary": {"failed": 7}}, series=(*REWARD_SERIES, extra)))
+    assert "judge_canary_failures_total 7.0" in generate_latest(registry).decode().splitlines()
+
+
+def test_the_table_names_each_family_once_without_the_counter_suffix():
+    names = [s.name for s in REWARD_SERIES]
+    assert len(names) == len(set(names))
+    assert not [n for n in names if n.endswith("_total")]
+
+
+def test_registries_are_per_server_and_refuse_a_second_collector_of_the_same_names():
+    first, second = CollectorRegistry(), CollectorRegistry()
+    first.register(RewardCollector(lambda: SNAPSHOT))
+    second.register(RewardCollector(lambda: SNAPSHOT))  # another server in the same process
+    with pytest.raises(ValueError, match="Duplicated timeseries"):
+        first.register(RewardCollector(lambda: SNAPSHOT))
+    assert "judge_rewards_total" not in generate_latest(REGISTRY).decode()
+
+
+def test_all_names_what_the_module_defines():
+    assert [name for name in adapter.prometheus.__all__ if not hasattr(adapter.prometheus, name)] == []

@@ -1,0 +1,66 @@
+"""The server-side ``judge-vllm`` subset, and judge_vllm as the lower layer (never importing up)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judge_vllm.cli import build_parser, main
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER_COMMANDS = ["model", "serve", "stop", "health", "judge"]
+
+
+def _imported_packages(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):  # also function-level (lazy) imports
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("package", ["judge_vllm", "judge_prompts"])
+def test_the_lower_layers_never_import_adapter_or_eval(package):
+    offenders = {
+        str(path.relative_to(REPO)): sorted(_imported_packages(path) & {"adapter", "eval"})
+        for path in sorted((REPO / package).rglob("*.py"))
+    }
+    assert {path: found for path, found in offenders.items() if found} == {}
+
+
+def test_the_module_runs_the_server_side_subset():
+    reply = subprocess.run(
+        [sys.executable, "-m", "judge_vllm.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    assert "{" + ",".join(SERVER_COMMANDS) + "}" in reply.stdout
+
+
+def test_every_subcommand_says_what_it_runs_and_extensions_come_after():
+    added = []
+    parser = build_parser(lambda sub: added.append(sub.add_parser("extra")))
+    for argv in (
+        ["model", "prepare"],
+        ["serve"],
+        ["stop"],
+        ["health"],
+        ["judge", "--prompt", "p", "--completion", "c", "--answer", "a"],
+    ):
+        assert callable(parser.parse_args(argv).run), argv
+    assert added and parser.parse_args(["extra"]).command == "extra"
+
+
+def test_only_serve_takes_unknown_arguments(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["stop", "--pid-file", str(tmp_path / "pid"), "--bogus"])
+    assert exited.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
