@@ -93,6 +93,12 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "Completions cut by tokens to fit the judge's context window.",
         "context_cuts",
     ),
+    RewardSeries(
+        "judge_coarse_fast_verdicts",
+        "counter",
+        "Fast-mode verdicts read from the sampled label only (the server sent no label logprobs).",
+        "coarse_fast_verdicts",
+    ),
     RewardSeries("judge_queue_size", "gauge", "Requests waiting for a judge batch.", "current_queue_size"),
     RewardSeries("judge_inflight", "gauge", "Judge batches in flight.", "inflight"),
     RewardSeries(

@@ -7,7 +7,9 @@ a ``FaultPlan``: a fixed script of actions first, then random rates.
 
 Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
 ``garbage`` (200 with invalid JSON content), ``length`` (cut by max_tokens), ``drop``
-(closes the connection without answering).
+(closes the connection without answering), ``busy`` (429 with a ``Retry-After``).
+``FaultPlan.tokenize=False`` serves no ``/tokenize`` (like a router forwarding only the
+OpenAI routes).
 
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
 it answers 400 to a prompt that overflows its ``max_model_len``.
@@ -30,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Action", "FakeJudgeServer", "FaultPlan"]
 
-Action = Literal["ok", "error", "reject", "hang", "garbage", "length", "drop"]
+Action = Literal["ok", "error", "reject", "hang", "garbage", "length", "drop", "busy"]
 
 _REFERENCE = re.compile(r"REFERENCE ANSWER:\n(.*?)\n\n", re.S)
 _RESPONSE = re.compile(r"<response-([0-9a-z]+)>\n(.*)\n</response-\1>", re.S)
@@ -50,6 +52,8 @@ class FaultPlan(BaseModel):
     batch_endpoint: bool = True
     seed: int = 0
     max_model_len: int = 4096
+    tokenize: bool = Field(default=True, description="serve /tokenize and /detokenize (a router may not)")
+    retry_after_s: float = Field(default=1.0, ge=0.0, description="Retry-After of a 'busy' (429) reply")
 
 
 def _count_tokens(messages: list[dict[str, Any]]) -> int:
@@ -160,8 +164,9 @@ class FakeJudgeServer:
                 if status == 0:  # drop the connection
                     return
                 data = json.dumps(payload).encode()
+                retry_after = f"retry-after: {self.plan.retry_after_s}\r\n" if status == 429 else ""
                 writer.write(
-                    f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n"
+                    f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{retry_after}"
                     f"content-length: {len(data)}\r\n\r\n".encode()
                     + data
                 )
@@ -185,6 +190,8 @@ class FakeJudgeServer:
                 "max_model_len": self.plan.max_model_len,
             }
             return 200, {"object": "list", "data": [card]}
+        if path in ("/tokenize", "/detokenize") and not self.plan.tokenize:
+            return 404, {"error": {"message": "Not Found"}}
         if path == "/tokenize":
             tokens = [ord(c) for c in body["prompt"]] if "prompt" in body else []
             count = _count_tokens(body["messages"]) if "messages" in body else len(tokens)
@@ -206,6 +213,8 @@ class FakeJudgeServer:
             return 0, None
         if action == "error":
             return 500, {"error": {"message": "injected failure", "code": 500}}
+        if action == "busy":
+            return 429, {"error": {"message": "injected overload", "code": 429}}
         if action == "reject":
             return 400, {"error": {"message": "injected bad request", "code": 400}}
         conversations = body["messages"] if path.endswith("/batch") else [body["messages"]]

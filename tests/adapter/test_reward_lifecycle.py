@@ -8,11 +8,11 @@ import threading
 import time
 
 import pytest
-from judge_vllm.testing.fake_server import FaultPlan
 
 import adapter.reward as reward_module
 from adapter import JudgeRewardSystem
 from judge_vllm.schemas import Verdict
+from judge_vllm.testing.fake_server import FaultPlan
 
 SURROGATE = "The answer is 4 \ud800"
 
@@ -151,3 +151,15 @@ def test_confidence_calibration_is_off_by_default(tmp_path, calibration, expecte
         result = rs.reward("q", "The answer is 4", "4")
     assert result["reward"] == pytest.approx(expected) and result["confidence"] == 0.3
     assert ("shrunk x0.8" in result["explanation"]) is (calibration is not None)
+
+
+def test_fast_mode_without_label_logprobs_warns_once_and_is_counted(fake_judge, tmp_path, caplog):
+    fake_judge.set_plan(FaultPlan(tokenize=False))
+    items = [{"prompt": f"q{i}", "completion": f"The answer is {i}", "answer": str(i)} for i in range(6)]
+    with caplog.at_level(logging.WARNING), _system(fake_judge.url, tmp_path, mode="fast") as rs:
+        results = rs.reward_batch(items)
+        metrics = rs.get_metrics()
+    warnings = [r for r in caplog.records if "no label logprobs" in r.getMessage()]
+    assert {r["source"] for r in results} == {"judge"} and all(r["confidence"] is None for r in results)
+    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+    assert metrics["coarse_fast_verdicts"] == 6

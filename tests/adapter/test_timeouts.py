@@ -43,3 +43,23 @@ def test_every_reward_returns_within_timeout_when_every_attempt_hangs(fake_judge
         elapsed = time.monotonic() - started
     assert result["source"] == "rule_fallback" and result["reason"] == "Timeout waiting for results"
     assert result["reward"] == 1.0 and elapsed < 2.0 + 0.5
+
+
+def test_retry_after_is_honoured_within_the_budget(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=1.5))
+    with _system(fake_judge.url, tmp_path, timeout=10.0, max_retries=1) as rs:
+        started = time.monotonic()
+        result = rs.reward("q", "The answer is 4.", "4", "NUMBER")
+        elapsed = time.monotonic() - started
+    assert result["source"] == "judge" and fake_judge.counts["busy"] == 1
+    assert 1.5 <= elapsed < 10.0  # waited as asked, not the 0.5 s backoff
+
+
+def test_a_retry_after_past_the_timeout_falls_back_at_once(fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=30.0))
+    with _system(fake_judge.url, tmp_path, timeout=5.0, max_retries=3) as rs:
+        started = time.monotonic()
+        result = rs.reward("q", "The answer is 4.", "4", "NUMBER")
+        elapsed = time.monotonic() - started
+    assert result["source"] == "rule_fallback" and result["reason"] == "Judge unavailable"
+    assert elapsed < 2.0 and fake_judge.counts["busy"] == 1
