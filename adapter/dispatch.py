@@ -192,8 +192,8 @@ class JudgeDispatcher:
         else:
             self._breaker.record_success()
             result = f"{len(outcomes) - len(errors)} ok, {len(errors)} failed"
-        for err in errors:
-            setattr(err, _COUNTED, True)
+        for error in errors:
+            setattr(error, _COUNTED, True)
         self._log_call(requests, started, result)
         return outcomes
 

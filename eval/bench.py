@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import os
 import platform
 import re
@@ -23,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -68,7 +69,7 @@ def mixed_items(n: int, offset: int = 0, group: int = 1) -> list[dict[str, str]]
     return items
 
 
-def _messages(item: dict[str, str], mode: str, nonce: str | None = NONCE) -> list[dict[str, str]]:
+def _messages(item: dict[str, str], mode: Mode, nonce: str | None = NONCE) -> list[dict[str, str]]:
     """The judge's messages; ``nonce=None`` draws a fresh one, as the adapter does per request."""
     return render_prompt(
         item["prompt"], item["completion"], item["answer"], item["answer_type"], mode=mode, nonce=nonce
@@ -86,7 +87,7 @@ def _spread(values: list[float]) -> str:
 # -- (a) and (d): adapter to vLLM, and the naive baseline ----------------------------------------
 
 
-def adapter_rate(url: str, items: list[dict[str, str]], mode: str) -> float:
+def adapter_rate(url: str, items: list[dict[str, str]], mode: Mode) -> float:
     """Judgments/s through ``reward_batch`` with the cache off (every item hits the judge)."""
     config = {"judge_url": url, "mode": mode, "use_cache": False, "timeout": 900, "fallback_to_rule": False,
               "max_batch_size": 64, "prechecks": False}  # fmt: skip
@@ -101,14 +102,15 @@ def adapter_rate(url: str, items: list[dict[str, str]], mode: str) -> float:
     return len(items) / elapsed
 
 
-MODES = ("verdict", "fast")
+Mode = Literal["verdict", "fast"]
+MODES: tuple[Mode, ...] = ("verdict", "fast")
 # The dtype the launcher's server runs this fp32 checkpoint in: bf16 where the CPU has bf16
 # arithmetic, else fp32. The naive server is measured in both; the target is read at this one.
 SERVER_DTYPE = "float32" if launcher.cpu_lacks_native_bf16() else "bfloat16"
 OTHER_DTYPE = "bfloat16" if SERVER_DTYPE == "float32" else "float32"
 
 
-def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: str, dtype: str) -> tuple[float, float]:
+def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: Mode, dtype: str) -> tuple[float, float]:
     """The seed's naive judge server: HF ``generate``, one request at a time. (judgments/s, tokens/item)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -116,7 +118,7 @@ def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: str, dtype:
     torch.set_num_threads(os.cpu_count() or 1)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
-    max_new = _max_tokens(JudgeClientConfig(mode=mode))  # type: ignore[arg-type]
+    max_new = _max_tokens(JudgeClientConfig(mode=mode))
     generated = 0
     started = time.perf_counter()
     with torch.inference_mode():
@@ -124,10 +126,10 @@ def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: str, dtype:
             ids = tokenizer.apply_chat_template(
                 _messages(item, mode), add_generation_prompt=True, return_tensors="pt", return_dict=True
             )
-            out = model.generate(
+            out = model.generate(  # type: ignore[arg-type]
                 **ids, max_new_tokens=max_new, do_sample=False, pad_token_id=tokenizer.eos_token_id
             )
-            generated += out.shape[1] - ids["input_ids"].shape[1]
+            generated += out.shape[1] - ids["input_ids"].shape[1]  # type: ignore[index,call-overload,union-attr]
     return len(items) / (time.perf_counter() - started), generated / len(items)
 
 
@@ -149,7 +151,8 @@ def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: i
     from vllm import LLM
 
     os.environ.update(launcher.server_env())  # the engine gets the server's cores
-    llm = LLM(model=model_dir, dtype=SERVER_DTYPE, max_model_len=4096, enable_prefix_caching=True,
+    llm = LLM(model=model_dir, dtype=SERVER_DTYPE,  # type: ignore[arg-type]
+              max_model_len=4096, enable_prefix_caching=True,
               kv_cache_memory_bytes=int(launcher.DEFAULT_CPU_KV_CACHE_BYTES),
               block_size=int(launcher.DEFAULT_CPU_BLOCK_SIZE),
               structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True})  # fmt: skip
@@ -173,11 +176,11 @@ def _offline_rates(llm: Any, items: list[dict[str, str]], repeats: int) -> dict[
         params = SamplingParams(
             temperature=0.0,
             max_tokens=_max_tokens(JudgeClientConfig(mode=mode)),
-            structured_outputs=constraint,  # type: ignore[arg-type]
+            structured_outputs=constraint,
         )
         llm.chat([_messages(item, mode) for item in items[:2]], params, use_tqdm=False)
 
-        def run(mode: str = mode, params: Any = params) -> float:
+        def run(mode: Mode = mode, params: Any = params) -> float:
             # Fresh nonces every repeat, as the adapter sends: a fixed nonce would let later
             # repeats hit vLLM's prefix cache on the whole prompt, which no real run does.
             conversations = [_messages(item, mode, nonce=None) for item in items]
@@ -266,7 +269,7 @@ TUNINGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
 }
 
 
-def tuning_rates(model_dir: str, items: list[dict[str, str]]) -> list[tuple[str, float, dict[str, float]]]:
+def tuning_rates(model_dir: str, items: list[dict[str, str]]) -> list[tuple[str, float, dict[Mode, float]]]:
     """(setting, start-up seconds, judgments/s per mode) for each CPU server setting."""
     rows = []
     for name, (env, extra) in TUNINGS.items():
@@ -322,10 +325,10 @@ def run(args: argparse.Namespace) -> str:
     grpo = mixed_items(args.items, offset=args.items, group=args.group)
     try:
         hits0, queries0 = prefix_cache_counters(url)
-        adapter = {mode: _repeat(lambda mode=mode: adapter_rate(url, items, mode), args.repeats)
+        adapter = {mode: _repeat(functools.partial(adapter_rate, url, items, mode), args.repeats)
                    for mode in MODES}  # fmt: skip
         hits1, queries1 = prefix_cache_counters(url)
-        adapter_grpo = {mode: _repeat(lambda mode=mode: adapter_rate(url, grpo, mode), args.repeats)
+        adapter_grpo = {mode: _repeat(functools.partial(adapter_rate, url, grpo, mode), args.repeats)
                         for mode in MODES}  # fmt: skip
     finally:
         if own_server is not None:

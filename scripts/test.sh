@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: unit tests, then end-to-end tests against a real vLLM CPU judge
+# The whole test suite: ruff, mypy, unit tests, then end-to-end tests against a real vLLM CPU judge
 # that tests/conftest.py starts once. pytest's "no tests collected" (exit 5) is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 bash scripts/setup.sh || exit 1
 "$PY" -m ruff check . || exit 1
+"$PY" -m mypy || exit 1
 "$PY" -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

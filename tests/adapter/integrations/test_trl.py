@@ -265,6 +265,7 @@ def step_logs(trainer: Any) -> list[dict[str, float]]:
     return [entry for entry in trainer.state.log_history if "loss" in entry]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["sync", "async_conversational"])
 def test_grpo_trainer_logs_our_rewards(fake_judge, tmp_path, variant):
     make = judge_reward_func if variant == "sync" else async_judge_reward_func
@@ -282,6 +283,7 @@ def test_grpo_trainer_logs_our_rewards(fake_judge, tmp_path, variant):
     assert fake_judge.counts["/v1/chat/completions/batch"] >= 1
 
 
+@pytest.mark.slow
 def test_grpo_trainer_masks_judge_failures_when_fallback_is_off(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
     func = judge_reward_func(_config(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0))
