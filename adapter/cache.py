@@ -44,7 +44,9 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
     """A collision-safe key for the verdict the judge would give this request."""
     digest = _settings_digest(model, config).copy()
     fields = [request.prompt, request.completion, request.answer, request.answer_type]
-    digest.update(json.dumps(fields, ensure_ascii=False).encode())
+    # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
+    # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
+    digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 

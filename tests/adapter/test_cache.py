@@ -1,6 +1,6 @@
 import stat
 
-from adapter.cache import VerdictCache, cache_key
+from adapter.cache import VerdictCache, _settings_digest, cache_key
 from judge_vllm.client import JudgeClientConfig
 from judge_vllm.schemas import JudgeRequest, Verdict
 
@@ -90,3 +90,28 @@ def test_a_failed_write_is_logged_and_dropped(tmp_path, caplog, monkeypatch):
     cache.close()
     assert "1 writes dropped (OSError: No space left on device)" in caplog.text
     assert cache._unwritten == {}
+
+
+def test_key_of_text_with_lone_surrogates_is_stable_and_distinct():
+    lone = "The answer is 4 \ud800"
+    keys = {
+        cache_key(_req(prompt=lone), "m", CONFIG),
+        cache_key(_req(completion=lone), "m", CONFIG),
+        cache_key(_req(answer=lone), "m", CONFIG),
+        cache_key(_req(answer_type="\udfff"), "m", CONFIG),
+        cache_key(_req(), "m\ud800", CONFIG),
+        cache_key(_req(completion="The answer is 4 \udbff"), "m", CONFIG),
+        cache_key(_req(completion="\ud83d\ude00"), "m", CONFIG),  # a pair spelt as two lone halves ...
+        cache_key(_req(completion="😀"), "m", CONFIG),  # ... is not the character it would pair to
+        cache_key(_req(completion="The answer is 4 "), "m", CONFIG),
+        cache_key(_req(), "m", CONFIG),
+    }
+    assert len(keys) == 10
+    assert cache_key(_req(completion=lone), "m", CONFIG) == cache_key(_req(completion=lone), "m", CONFIG)
+
+
+def test_key_of_valid_text_is_unchanged():
+    # pinned: a change here silently invalidates every existing cache (bump KEY_SCHEMA_VERSION instead)
+    digest = _settings_digest("m", CONFIG).copy()
+    digest.update('["p", "c é", "a", "TEXT"]'.encode())
+    assert cache_key(_req(completion="c é"), "m", CONFIG) == digest.hexdigest()
