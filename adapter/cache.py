@@ -11,6 +11,8 @@ Writes are write-behind: ``set`` hands the verdict to one writer thread that sto
 has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
 it lands, ``get`` answers from memory (a process reads its own writes at once). ``close``
 writes everything still queued. A failed write is logged and dropped: it is only a cache.
+The bound is a count: each transaction ends by evicting the least recently stored entries
+beyond ``max_entries``.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ __all__ = ["VerdictCache", "cache_key"]
 logger = logging.getLogger(__name__)
 
 KEY_SCHEMA_VERSION = 2
-# diskcache bounds by bytes; a stored verdict takes well under this.
-BYTES_PER_ENTRY = 1024
+# The bound is a count (``max_entries``), kept by ``_evict_oldest``. diskcache's own bound is
+# in bytes; it stays as a backstop for a disk, far above what verdicts (a few hundred bytes) take.
+BACKSTOP_BYTES_PER_ENTRY = 64 * 1024
 
 
 def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> str:
@@ -87,9 +90,11 @@ class VerdictCache:
         self._cache = diskcache.Cache(
             str(directory),
             disk=_TextDisk,
-            size_limit=max_entries * BYTES_PER_ENTRY,
-            eviction_policy="least-recently-stored",
+            size_limit=max_entries * BACKSTOP_BYTES_PER_ENTRY,
+            eviction_policy="least-recently-stored",  # also creates the store_time index eviction uses
         )
+        self._max_entries = max_entries
+        self._evictions = 0
         self._unwritten: dict[str, str] = {}
         self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=self._write_loop, name="verdict-cache-writer", daemon=True)
@@ -114,6 +119,11 @@ class VerdictCache:
     def __len__(self) -> int:
         return len(self._cache)
 
+    @property
+    def evictions(self) -> int:
+        """Entries this instance evicted to keep the cache within ``max_entries``."""
+        return self._evictions
+
     def close(self) -> None:
         """Write what is still queued, then close the SQLite connections. Idempotent."""
         if self._writer.is_alive():
@@ -134,11 +144,31 @@ class VerdictCache:
                 with self._cache.transact():
                     for key, text in entries:
                         self._cache.set(key, text)
+                    evicted = _evict_oldest(self._cache, self._max_entries)
             except Exception as err:  # disk full, lock timeout: a cache must not take the trainer down
                 logger.warning(
                     "verdict cache: %d writes dropped (%s: %s)", len(entries), type(err).__name__, err
                 )
+            else:
+                self._evictions += evicted
             for key, text in entries:
                 if self._unwritten.get(key) == text:
                     self._unwritten.pop(key, None)
         self._cache.close()  # this thread's SQLite connection
+
+
+def _evict_oldest(store: diskcache.Cache, max_entries: int) -> int:
+    """Delete the least recently stored entries beyond ``max_entries``; how many went.
+
+    Run inside the writer's transaction, so the count is exact even with several processes
+    sharing the directory. Rows go without their value files: this cache writes none.
+    """
+    excess = len(store) - max_entries
+    if excess <= 0:
+        return 0
+    # diskcache has no count bound and no public "delete the n oldest"; its Cache table and
+    # store_time index are stable across 5.x, and its triggers keep len() right.
+    store._sql(
+        "DELETE FROM Cache WHERE rowid IN (SELECT rowid FROM Cache ORDER BY store_time LIMIT ?)", (excess,)
+    )
+    return excess

@@ -1,5 +1,7 @@
 import stat
 
+import pytest
+
 from adapter.cache import VerdictCache, _settings_digest, cache_key
 from judge_vllm.client import JudgeClientConfig
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -62,15 +64,35 @@ def test_pickled_entry_is_refused_not_loaded(tmp_path):
     assert "k" not in cache._cache
 
 
-def test_size_is_bounded(tmp_path):
-    cache = VerdictCache(tmp_path / "c", 50)
-    for i in range(3000):
+@pytest.mark.parametrize(("max_entries", "inserted"), [(10, 100), (1000, 1500), (50, 3000)])
+def test_max_entries_counts_entries_and_evicts_the_least_recently_stored(tmp_path, max_entries, inserted):
+    cache = VerdictCache(tmp_path / "c", max_entries)
+    for i in range(inserted):
         cache.set(f"k{i}", Verdict(score=0.5, explanation="x" * 100))
-    assert len(cache) < 3000
+    cache.close()
+    reopened = VerdictCache(tmp_path / "c", max_entries)
+    assert max_entries * 0.9 <= len(reopened) <= max_entries
+    assert reopened.get(f"k{inserted - 1}") == Verdict(score=0.5, explanation="x" * 100)
+    assert reopened.get("k0") is None
+    assert cache.evictions == inserted - len(reopened)
+
+
+def test_a_rewritten_entry_counts_as_recently_stored(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 10)
+    for i in range(10):
+        cache.set(f"k{i}", Verdict(score=0.5))
+    cache.close()
+    cache = VerdictCache(tmp_path / "c", 10)
+    cache.set("k0", Verdict(score=0.25))
+    cache.set("new", Verdict(score=0.5))
+    cache.close()
+    reopened = VerdictCache(tmp_path / "c", 10)
+    assert reopened.get("k0") == Verdict(score=0.25)
+    assert reopened.get("k1") is None and len(reopened) == 10
 
 
 def test_a_write_is_readable_at_once_and_on_disk_after_close(tmp_path):
-    cache = VerdictCache(tmp_path / "c", 100)
+    cache = VerdictCache(tmp_path / "c", 1000)
     for i in range(200):
         cache.set(f"k{i}", Verdict(score=i / 200))
     assert cache.get("k199") == Verdict(score=199 / 200)
