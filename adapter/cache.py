@@ -10,7 +10,9 @@ one SELECT and one pydantic parse); an entry in any other form is refused, never
 Writes are write-behind: ``set`` hands the verdict to one writer thread that stores what
 has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
 it lands, ``get`` answers from memory (a process reads its own writes at once). ``close``
-writes everything still queued. A failed write is logged and dropped: it is only a cache.
+writes everything still queued. A cache that fails is a miss, not an error: a failed read
+answers None, a failed write is dropped; both are counted (``errors``), the first one logged
+at warning.
 The bound is a count: each transaction ends by evicting the least recently stored entries
 beyond ``max_entries``.
 """
@@ -25,7 +27,7 @@ import os
 import queue
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import diskcache
 
@@ -33,7 +35,7 @@ from judge_prompts import template_version
 from judge_vllm.client import JudgeClientConfig
 from judge_vllm.schemas import JudgeRequest, Verdict
 
-__all__ = ["VerdictCache", "cache_key"]
+__all__ = ["CacheStats", "VerdictCache", "cache_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +83,20 @@ class _TextDisk(diskcache.Disk):
         return super().fetch(mode, filename, value, read)
 
 
+class CacheStats(TypedDict):
+    """What ``VerdictCache.stats`` reports, for metrics."""
+
+    entries: int  # verdicts on disk (shared with any other process using the directory)
+    errors: int  # failed reads and writes since open: each a miss or a dropped write
+    evictions: int  # entries this instance evicted to stay within max_entries
+
+
 class VerdictCache:
-    """A bounded on-disk map from ``cache_key`` to ``Verdict``; thread- and process-safe."""
+    """A bounded on-disk map from ``cache_key`` to ``Verdict``; thread- and process-safe.
+
+    A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise. The first
+    failure is a warning; later ones are counted in ``errors`` and logged at debug.
+    """
 
     def __init__(self, directory: Path, max_entries: int) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -95,34 +109,58 @@ class VerdictCache:
         )
         self._max_entries = max_entries
         self._evictions = 0
+        self._errors = 0
+        self._errors_lock = threading.Lock()
         self._unwritten: dict[str, str] = {}
-        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+        # (key, text) stores, (key, None) deletes, None stops the writer
+        self._queue: queue.SimpleQueue[tuple[str, str | None] | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=self._write_loop, name="verdict-cache-writer", daemon=True)
         self._writer.start()
 
     def get(self, key: str) -> Verdict | None:
-        """The cached verdict, or None (a corrupt entry counts as a miss)."""
+        """The cached verdict, or None: a missing, invalid or unreadable entry is a miss."""
         try:
             value = self._unwritten.get(key) or self._cache.get(key)
             return None if value is None else Verdict.model_validate_json(value)
-        except (ValueError, TypeError):
-            logger.debug("dropping invalid cache entry %s", key[:12])
-            self._cache.delete(key)
+        except ValueError as err:  # an entry not in the form this cache writes: drop it
+            self._record_failure("a read found an invalid entry; it counts as a miss and is deleted", err)
+            self._queue.put((key, None))
+            return None
+        except Exception as err:  # SQLite, OS, lock timeout: a cache must never fail a reward
+            self._record_failure("a read failed; it counts as a miss", err)
             return None
 
     def set(self, key: str, verdict: Verdict) -> None:
-        """Store a judge verdict (readable at once; on disk shortly after)."""
-        text = verdict.model_dump_json()
+        """Store a judge verdict (readable at once; on disk shortly after). Never raises."""
+        try:
+            text = verdict.model_dump_json()
+        except ValueError as err:  # a lone surrogate in the explanation has no UTF-8 form
+            self._record_failure("a verdict could not be written as JSON and was dropped", err)
+            return
         self._unwritten[key] = text
         self._queue.put((key, text))
 
     def __len__(self) -> int:
-        return len(self._cache)
+        """The number of entries on disk; 0 if they cannot be counted."""
+        try:
+            return len(self._cache)
+        except Exception as err:
+            self._record_failure("counting the entries failed", err)
+            return 0
+
+    @property
+    def errors(self) -> int:
+        """Failed reads and writes since open (each answered as a miss or dropped)."""
+        return self._errors
 
     @property
     def evictions(self) -> int:
         """Entries this instance evicted to keep the cache within ``max_entries``."""
         return self._evictions
+
+    def stats(self) -> CacheStats:
+        """Entries, errors and evictions, for metrics."""
+        return CacheStats(entries=len(self), errors=self._errors, evictions=self._evictions)
 
     def close(self) -> None:
         """Write what is still queued, then close the SQLite connections. Idempotent."""
@@ -131,28 +169,45 @@ class VerdictCache:
             self._writer.join()
         self._cache.close()
 
+    def _record_failure(self, what: str, err: Exception) -> None:
+        """Count a failure; warn about the first only (a broken cache fails every call)."""
+        with self._errors_lock:
+            self._errors += 1
+            first = self._errors == 1
+        if first:
+            logger.warning(
+                "verdict cache: %s (%s: %s). Later cache failures are counted in VerdictCache.errors "
+                "and logged at debug.",
+                what,
+                type(err).__name__,
+                err,
+            )
+        else:
+            logger.debug("verdict cache: %s (%s: %s)", what, type(err).__name__, err)
+
     def _write_loop(self) -> None:
-        """The writer thread: store queued verdicts, several per transaction, until ``None``."""
+        """The writer thread: apply queued stores and deletes, several per transaction, until ``None``."""
         done = False
         while not done:
             batch = [self._queue.get()]
             while not self._queue.empty():
                 batch.append(self._queue.get())
             done = None in batch
-            entries = [entry for entry in batch if entry is not None]
+            jobs = [job for job in batch if job is not None]
             try:
                 with self._cache.transact():
-                    for key, text in entries:
-                        self._cache.set(key, text)
+                    for key, text in jobs:
+                        if text is None:
+                            self._cache.delete(key)
+                        else:
+                            self._cache.set(key, text)
                     evicted = _evict_oldest(self._cache, self._max_entries)
-            except Exception as err:  # disk full, lock timeout: a cache must not take the trainer down
-                logger.warning(
-                    "verdict cache: %d writes dropped (%s: %s)", len(entries), type(err).__name__, err
-                )
+            except Exception as err:  # disk full, directory gone, lock timeout
+                self._record_failure(f"a write of {len(jobs)} cache changes failed; they were dropped", err)
             else:
                 self._evictions += evicted
-            for key, text in entries:
-                if self._unwritten.get(key) == text:
+            for key, text in jobs:
+                if text is not None and self._unwritten.get(key) == text:
                     self._unwritten.pop(key, None)
         self._cache.close()  # this thread's SQLite connection
 

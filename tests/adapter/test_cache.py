@@ -1,4 +1,7 @@
+import logging
+import shutil
 import stat
+import threading
 
 import pytest
 
@@ -36,6 +39,31 @@ def test_key_is_collision_safe_on_field_boundaries():
     )
 
 
+def test_key_of_text_with_lone_surrogates_is_stable_and_distinct():
+    lone = "The answer is 4 \ud800"
+    keys = {
+        cache_key(_req(prompt=lone), "m", CONFIG),
+        cache_key(_req(completion=lone), "m", CONFIG),
+        cache_key(_req(answer=lone), "m", CONFIG),
+        cache_key(_req(answer_type="\udfff"), "m", CONFIG),
+        cache_key(_req(), "m\ud800", CONFIG),
+        cache_key(_req(completion="The answer is 4 \udbff"), "m", CONFIG),
+        cache_key(_req(completion="\ud83d\ude00"), "m", CONFIG),  # a pair spelt as two lone halves ...
+        cache_key(_req(completion="😀"), "m", CONFIG),  # ... is not the character it would pair to
+        cache_key(_req(completion="The answer is 4 "), "m", CONFIG),
+        cache_key(_req(), "m", CONFIG),
+    }
+    assert len(keys) == 10
+    assert cache_key(_req(completion=lone), "m", CONFIG) == cache_key(_req(completion=lone), "m", CONFIG)
+
+
+def test_key_of_valid_text_is_unchanged():
+    # pinned: a change here silently invalidates every existing cache (bump KEY_SCHEMA_VERSION instead)
+    digest = _settings_digest("m", CONFIG).copy()
+    digest.update('["p", "c é", "a", "TEXT"]'.encode())
+    assert cache_key(_req(completion="c é"), "m", CONFIG) == digest.hexdigest()
+
+
 def test_roundtrip_is_json_and_survives_reopen(tmp_path):
     cache = VerdictCache(tmp_path / "c", 100)
     cache.set("k", Verdict(score=0.75, explanation="e"))
@@ -48,19 +76,22 @@ def test_roundtrip_is_json_and_survives_reopen(tmp_path):
     assert b"\x80\x04" not in b"".join(p.read_bytes() for p in (tmp_path / "c").iterdir() if p.is_file())
 
 
-def test_corrupt_entry_is_a_miss(tmp_path):
+def test_an_invalid_entry_is_a_counted_miss_and_deleted(tmp_path):
     cache = VerdictCache(tmp_path / "c", 100)
     cache._cache.set("k", '{"score": 7}')
     cache._cache.set("garbled", "{not json")
     assert cache.get("k") is None
     assert cache.get("garbled") is None
-    assert "k" not in cache._cache
+    assert cache.errors == 2
+    cache.close()
+    assert "k" not in cache._cache and "garbled" not in cache._cache
 
 
 def test_pickled_entry_is_refused_not_loaded(tmp_path):
     cache = VerdictCache(tmp_path / "c", 100)
     cache._cache.set("k", {"score": 0.5})  # diskcache pickles a dict
     assert cache.get("k") is None
+    cache.close()
     assert "k" not in cache._cache
 
 
@@ -101,7 +132,28 @@ def test_a_write_is_readable_at_once_and_on_disk_after_close(tmp_path):
     assert [reopened.get(f"k{i}").score for i in range(200)] == [i / 200 for i in range(200)]
 
 
-def test_a_failed_write_is_logged_and_dropped(tmp_path, caplog, monkeypatch):
+def _warnings(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == "adapter.cache" and r.levelno >= logging.WARNING]
+
+
+def _in_fresh_threads(calls):
+    """Run each call in a thread of its own (a new SQLite connection); what each returned or raised."""
+    outcomes = []
+
+    def run(call):
+        try:
+            outcomes.append(call())
+        except BaseException as err:  # the assertion names it
+            outcomes.append(err)
+
+    for call in calls:
+        thread = threading.Thread(target=run, args=(call,))
+        thread.start()
+        thread.join()
+    return outcomes
+
+
+def test_a_failed_write_is_dropped_counted_and_warned_about_once(tmp_path, caplog, monkeypatch):
     cache = VerdictCache(tmp_path / "c", 100)
 
     def disk_full(*args, **kwargs):
@@ -109,31 +161,52 @@ def test_a_failed_write_is_logged_and_dropped(tmp_path, caplog, monkeypatch):
 
     monkeypatch.setattr(cache._cache, "set", disk_full)
     cache.set("k", Verdict(score=1.0))
+    cache.set("k2", Verdict(score=1.0))
     cache.close()
-    assert "1 writes dropped (OSError: No space left on device)" in caplog.text
+    assert len(_warnings(caplog)) == 1
+    assert "failed; they were dropped (OSError: No space left on device)" in _warnings(caplog)[0]
+    assert cache.errors in (1, 2)  # one batch or two, as the writer happened to take them
     assert cache._unwritten == {}
 
 
-def test_key_of_text_with_lone_surrogates_is_stable_and_distinct():
-    lone = "The answer is 4 \ud800"
-    keys = {
-        cache_key(_req(prompt=lone), "m", CONFIG),
-        cache_key(_req(completion=lone), "m", CONFIG),
-        cache_key(_req(answer=lone), "m", CONFIG),
-        cache_key(_req(answer_type="\udfff"), "m", CONFIG),
-        cache_key(_req(), "m\ud800", CONFIG),
-        cache_key(_req(completion="The answer is 4 \udbff"), "m", CONFIG),
-        cache_key(_req(completion="\ud83d\ude00"), "m", CONFIG),  # a pair spelt as two lone halves ...
-        cache_key(_req(completion="😀"), "m", CONFIG),  # ... is not the character it would pair to
-        cache_key(_req(completion="The answer is 4 "), "m", CONFIG),
-        cache_key(_req(), "m", CONFIG),
-    }
-    assert len(keys) == 10
-    assert cache_key(_req(completion=lone), "m", CONFIG) == cache_key(_req(completion=lone), "m", CONFIG)
+def test_a_removed_directory_is_a_miss_not_an_error(tmp_path, caplog):
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache.set("k", Verdict(score=1.0))
+    cache.close()
+    cache = VerdictCache(tmp_path / "c", 100)
+    shutil.rmtree(tmp_path / "c")
+    outcomes = _in_fresh_threads([lambda: cache.get("k")] * 10 + [lambda: len(cache)])
+    assert outcomes == [None] * 10 + [0]
+    cache.set("k2", Verdict(score=1.0))
+    cache.close()
+    assert cache.errors >= 12  # ten reads, the count, the write
+    assert len(_warnings(caplog)) == 1 and "(OperationalError: unable to open database file)" in _warnings(caplog)[0]
 
 
-def test_key_of_valid_text_is_unchanged():
-    # pinned: a change here silently invalidates every existing cache (bump KEY_SCHEMA_VERSION instead)
-    digest = _settings_digest("m", CONFIG).copy()
-    digest.update('["p", "c é", "a", "TEXT"]'.encode())
-    assert cache_key(_req(completion="c é"), "m", CONFIG) == digest.hexdigest()
+def test_a_database_corrupted_while_running_is_a_miss(tmp_path, caplog):
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache.set("k", Verdict(score=1.0))
+    cache.close()
+    cache = VerdictCache(tmp_path / "c", 100)
+    with open(tmp_path / "c" / "cache.db", "r+b") as db:
+        db.write(b"\xa5" * 4096)
+    assert _in_fresh_threads([lambda: cache.get("k")] * 30) == [None] * 30
+    cache.set("k2", Verdict(score=1.0))
+    cache.close()
+    assert cache.errors >= 31
+    assert len(_warnings(caplog)) == 1 and "DatabaseError" in _warnings(caplog)[0]
+
+
+def test_a_verdict_without_a_utf8_form_is_dropped(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache.set("k", Verdict(score=1.0, explanation="cut \ud800"))
+    assert cache.get("k") is None and cache.errors == 1
+    cache.close()
+
+
+def test_stats(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 2)
+    for i in range(3):
+        cache.set(f"k{i}", Verdict(score=1.0))
+    cache.close()
+    assert cache.stats() == {"entries": 2, "errors": 0, "evictions": 1}
