@@ -133,7 +133,9 @@ def test_a_write_is_readable_at_once_and_on_disk_after_close(tmp_path):
 
 
 def _warnings(caplog):
-    return [r.getMessage() for r in caplog.records if r.name == "adapter.cache" and r.levelno >= logging.WARNING]
+    return [
+        r.getMessage() for r in caplog.records if r.name == "adapter.cache" and r.levelno >= logging.WARNING
+    ]
 
 
 def _in_fresh_threads(calls):
@@ -180,7 +182,10 @@ def test_a_removed_directory_is_a_miss_not_an_error(tmp_path, caplog):
     cache.set("k2", Verdict(score=1.0))
     cache.close()
     assert cache.errors >= 12  # ten reads, the count, the write
-    assert len(_warnings(caplog)) == 1 and "(OperationalError: unable to open database file)" in _warnings(caplog)[0]
+    assert (
+        len(_warnings(caplog)) == 1
+        and "(OperationalError: unable to open database file)" in _warnings(caplog)[0]
+    )
 
 
 def test_a_database_corrupted_while_running_is_a_miss(tmp_path, caplog):
@@ -209,4 +214,55 @@ def test_stats(tmp_path):
     for i in range(3):
         cache.set(f"k{i}", Verdict(score=1.0))
     cache.close()
-    assert cache.stats() == {"entries": 2, "errors": 0, "evictions": 1}
+    assert (cache.errors, cache.evictions) == (0, 1)
+    reopened = VerdictCache(tmp_path / "c", 2)
+    assert reopened.stats() == {"entries": 2, "errors": 0, "evictions": 0, "enabled": True}
+
+
+def _fill(directory, entries):
+    cache = VerdictCache(directory, entries)
+    for i in range(entries):
+        cache.set(f"k{i}", Verdict(score=0.5, explanation="x" * 100))
+    cache.close()
+
+
+@pytest.mark.parametrize("damaged_page", ["header", "middle"])
+def test_a_database_corrupt_at_start_is_moved_aside_and_replaced(tmp_path, caplog, damaged_page):
+    _fill(tmp_path / "c", 2000)
+    database = tmp_path / "c" / "cache.db"
+    offset = 0 if damaged_page == "header" else database.stat().st_size // 4096 // 2 * 4096
+    with open(database, "r+b") as db:
+        db.seek(offset)
+        db.write(b"\xa5" * 4096)
+
+    cache = VerdictCache(tmp_path / "c", 100)
+
+    (moved,) = (tmp_path / "c").glob("cache.db.corrupt-*[0-9]Z")
+    assert moved.read_bytes()[offset : offset + 4096] == b"\xa5" * 4096
+    (warning,) = _warnings(caplog)
+    assert f"{database} is corrupt" in warning and f"moved it to {moved}" in warning
+    assert cache.enabled and len(cache) == 0 and cache.get("k1") is None
+    cache.set("k", Verdict(score=1.0))
+    cache.close()
+    assert VerdictCache(tmp_path / "c", 100).get("k") == Verdict(score=1.0)
+
+
+@pytest.mark.parametrize("place", ["under a file", "database is a directory"])
+def test_a_cache_that_cannot_be_opened_is_a_working_no_op(tmp_path, caplog, place):
+    if place == "under a file":  # as unwritable as it gets for root, who ignores permission bits
+        (tmp_path / "file").write_text("")
+        directory = tmp_path / "file" / "c"
+    else:
+        directory = tmp_path / "c"
+        (directory / "cache.db").mkdir(parents=True)
+
+    cache = VerdictCache(directory, 100)
+
+    (warning,) = _warnings(caplog)
+    assert warning.startswith(f"verdict cache disabled: cannot open a cache in {directory}")
+    assert "every lookup is a miss" in warning
+    cache.set("k", Verdict(score=1.0))
+    assert cache.get("k") is None and len(cache) == 0 and not cache.enabled
+    assert cache.stats() == {"entries": 0, "errors": 0, "evictions": 0, "enabled": False}
+    cache.close()
+    cache.close()
