@@ -4,8 +4,9 @@ Keys are SHA-256 digests of a canonical JSON encoding of everything that decides
 verdict: judge model, template version, output contract and sampling (hashed once per
 setting), then the request's fields as one JSON list. Only judge verdicts are stored, never fallbacks. The directory is created 0700;
 several processes may share it (diskcache uses SQLite with its own locking). Keys and
-values are stored as plain SQLite text (no compression, no second JSON pass: a hit costs
-one SELECT and one pydantic parse); an entry in any other form is refused, never unpickled.
+values are stored as plain SQLite text, always inline (no compression, no second JSON pass:
+a hit costs one SELECT and one pydantic parse); an entry in any other form is refused, never
+unpickled, and no file a database row names is ever read or deleted.
 
 Writes are write-behind: ``set`` hands the verdict to one writer thread that stores what
 has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
@@ -78,12 +79,28 @@ def _settings_digest(model: str, config: JudgeClientConfig) -> Any:
 
 
 class _TextDisk(diskcache.Disk):
-    """diskcache's storage for str keys and JSON text values; refuses to unpickle anything."""
+    """diskcache's storage narrowed to what this cache writes: JSON text, inline in SQLite.
 
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if mode == diskcache.core.MODE_PICKLE:
-            raise ValueError("refusing a pickled cache entry")
-        return super().fetch(mode, filename, value, read)
+    Anything else in the database was not written by this cache (an old format, a planted
+    row): it is refused, never unpickled, and a file a row names is never read or removed.
+    """
+
+    def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> tuple[int, int, None, str]:
+        """Always inline, whatever the size: a value file is a path a planted row could name too."""
+        if read or not isinstance(value, str):
+            raise TypeError("the verdict cache stores JSON text only")
+        return 0, diskcache.core.MODE_RAW, None, value
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> str:
+        """The inline text of an entry this cache wrote; a ValueError (a miss) for any other."""
+        if mode != diskcache.core.MODE_RAW or filename is not None or not isinstance(value, str):
+            raise ValueError(
+                f"refusing a cache entry not stored inline as text (mode {mode}, file {filename!r})"
+            )
+        return value
+
+    def remove(self, file_path: str) -> None:
+        """Remove nothing: this cache writes no files, so a row naming one names someone else's."""
 
 
 class _CorruptDatabase(Exception):

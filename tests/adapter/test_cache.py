@@ -1,8 +1,13 @@
+import contextlib
 import logging
+import pickle
 import shutil
+import sqlite3
 import stat
 import threading
+import time
 
+import diskcache
 import pytest
 
 from adapter.cache import VerdictCache, _settings_digest, cache_key
@@ -87,12 +92,61 @@ def test_an_invalid_entry_is_a_counted_miss_and_deleted(tmp_path):
     assert "k" not in cache._cache and "garbled" not in cache._cache
 
 
-def test_pickled_entry_is_refused_not_loaded(tmp_path):
+def _plant(directory, key, mode, filename=None, value=None):
+    """Write a Cache row straight into SQLite, as anyone who can write the database could."""
+    now = time.time()
+    with contextlib.closing(sqlite3.connect(directory / "cache.db")) as db, db:
+        db.execute(
+            "INSERT OR REPLACE INTO Cache (key, raw, store_time, expire_time, access_time, access_count,"
+            " tag, size, mode, filename, value) VALUES (?, 1, ?, NULL, ?, 0, NULL, 0, ?, ?, ?)",
+            (key, now, now, mode, filename, value),
+        )
+
+
+def test_a_row_naming_a_file_is_refused_and_the_file_left_alone(tmp_path):
+    verdict_file = tmp_path / "outside.json"
+    verdict_file.write_text('{"score": 1.0, "explanation": "planted"}')
+    other_file = tmp_path / "notes.txt"
+    other_file.write_text("not a verdict")
     cache = VerdictCache(tmp_path / "c", 100)
-    cache._cache.set("k", {"score": 0.5})  # diskcache pickles a dict
+    cache.set("real", Verdict(score=0.5))
+    cache.close()
+    _plant(tmp_path / "c", "verdict", diskcache.core.MODE_TEXT, str(verdict_file))
+    _plant(tmp_path / "c", "other", diskcache.core.MODE_TEXT, str(other_file))
+    _plant(tmp_path / "c", "binary", diskcache.core.MODE_BINARY, str(verdict_file))
+    _plant(tmp_path / "c", "own-db", diskcache.core.MODE_TEXT, "cache.db")  # inside the directory
+    _plant(tmp_path / "c", "overwritten", diskcache.core.MODE_TEXT, str(other_file))
+
+    cache = VerdictCache(tmp_path / "c", 100)
+    assert [cache.get(key) for key in ("verdict", "other", "binary", "own-db")] == [None] * 4
+    cache.set("overwritten", Verdict(score=0.25))  # diskcache removes the file of a row it replaces
+    cache.close()
+
+    assert verdict_file.read_text() == '{"score": 1.0, "explanation": "planted"}'
+    assert other_file.read_text() == "not a verdict"
+    reopened = VerdictCache(tmp_path / "c", 100)
+    assert reopened.get("real") == Verdict(score=0.5)
+    assert reopened.get("overwritten") == Verdict(score=0.25)
+    assert len(reopened) == 2  # the refused rows were deleted, their files were not
+
+
+def test_a_pickled_entry_is_refused_not_loaded(tmp_path):
+    VerdictCache(tmp_path / "c", 100).close()
+    _plant(tmp_path / "c", "k", diskcache.core.MODE_PICKLE, value=pickle.dumps({"score": 0.5}))
+    cache = VerdictCache(tmp_path / "c", 100)
     assert cache.get("k") is None
     cache.close()
-    assert "k" not in cache._cache
+    assert len(VerdictCache(tmp_path / "c", 100)) == 0
+
+
+def test_a_large_verdict_is_stored_inline(tmp_path):
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache.set(
+        "k", Verdict(score=1.0, explanation="x" * 100_000)
+    )  # diskcache's default moves >32 KiB to a file
+    cache.close()
+    assert VerdictCache(tmp_path / "c", 100).get("k") == Verdict(score=1.0, explanation="x" * 100_000)
+    assert {path.name for path in (tmp_path / "c").iterdir()} <= {"cache.db", "cache.db-wal", "cache.db-shm"}
 
 
 @pytest.mark.parametrize(("max_entries", "inserted"), [(10, 100), (1000, 1500), (50, 3000)])
