@@ -30,6 +30,7 @@ import queue
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -47,6 +48,13 @@ KEY_SCHEMA_VERSION = 2
 # The bound is a count (``max_entries``), kept by ``_evict_oldest``. diskcache's own bound is
 # in bytes; it stays as a backstop for a disk, far above what verdicts (a few hundred bytes) take.
 BACKSTOP_BYTES_PER_ENTRY = 64 * 1024
+
+# How long SQLite waits for another connection's lock before a write fails (dropped, counted).
+# It also bounds how long a fork or a close waits for a write in progress. diskcache's is 60 s.
+SQLITE_TIMEOUT_S = 5.0
+
+# A writer job: store (key, text) or delete (key, None); None on the queue stops the writer.
+_Job = tuple[str, str | None]
 
 
 def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> str:
@@ -159,6 +167,7 @@ def _open_diskcache(directory: Path, max_entries: int) -> diskcache.Cache:
     os.chmod(directory, 0o700)
     store = diskcache.Cache(
         str(directory),
+        timeout=SQLITE_TIMEOUT_S,
         disk=_TextDisk,
         size_limit=max_entries * BACKSTOP_BYTES_PER_ENTRY,
         eviction_policy="least-recently-stored",  # also creates the store_time index eviction uses
@@ -211,26 +220,28 @@ class VerdictCache:
     """
 
     def __init__(self, directory: Path, max_entries: int) -> None:
-        store = _open_store(directory, max_entries)
+        with _IN_SQLITE.lock:
+            store = _open_store(directory, max_entries)
         self._cache: diskcache.Cache | _NoStore = _NoStore() if store is None else store
         self._max_entries = max_entries
         self._evictions = 0
         self._errors = 0
         self._errors_lock = threading.Lock()
         self._unwritten: dict[str, str] = {}
-        # (key, text) stores, (key, None) deletes, None stops the writer
-        self._queue: queue.SimpleQueue[tuple[str, str | None] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
+        self._stop_writer_if_collected: weakref.finalize | None = None
         if store is not None:
-            self._writer = threading.Thread(
-                target=self._write_loop, args=(store,), name="verdict-cache-writer", daemon=True
-            )
-            self._writer.start()
+            self._start_writer(store)
+        _LIVE_CACHES.add(self)
 
     def get(self, key: str) -> Verdict | None:
         """The cached verdict, or None: a missing, invalid or unreadable entry is a miss."""
         try:
-            value = self._unwritten.get(key) or self._cache.get(key)
+            value = self._unwritten.get(key)
+            if value is None:
+                with _IN_SQLITE.lock:
+                    value = self._cache.get(key)
             return None if value is None else Verdict.model_validate_json(value)
         except ValueError as err:  # an entry not in the form this cache writes: drop it
             self._record_failure("a read found an invalid entry; it counts as a miss and is deleted", err)
@@ -256,7 +267,8 @@ class VerdictCache:
     def __len__(self) -> int:
         """The number of entries on disk; 0 if they cannot be counted."""
         try:
-            return len(self._cache)
+            with _IN_SQLITE.lock:
+                return len(self._cache)
         except Exception as err:
             self._record_failure("counting the entries failed", err)
             return 0
@@ -287,7 +299,8 @@ class VerdictCache:
         if self._writer is not None and self._writer.is_alive():
             self._queue.put(None)
             self._writer.join()
-        self._cache.close()
+        with _IN_SQLITE.lock:
+            self._cache.close()
 
     def _record_failure(self, what: str, err: Exception) -> None:
         """Count a failure; warn about the first only (a broken cache fails every call)."""
@@ -305,30 +318,121 @@ class VerdictCache:
         else:
             logger.debug("verdict cache: %s (%s: %s)", what, type(err).__name__, err)
 
-    def _write_loop(self, store: diskcache.Cache) -> None:
-        """The writer thread: apply queued stores and deletes, several per transaction, until ``None``."""
-        done = False
-        while not done:
-            batch = [self._queue.get()]
-            while not self._queue.empty():
-                batch.append(self._queue.get())
-            done = None in batch
-            jobs = [job for job in batch if job is not None]
-            try:
-                with store.transact():
-                    for key, text in jobs:
-                        if text is None:
-                            store.delete(key)
-                        else:
-                            store.set(key, text)
-                    evicted = _evict_oldest(self._cache, self._max_entries)
-            except Exception as err:  # disk full, directory gone, lock timeout
-                self._record_failure(f"a write of {len(jobs)} cache changes failed; they were dropped", err)
-            else:
-                self._evictions += evicted
-            for key, text in jobs:
-                if text is not None and self._unwritten.get(key) == text:
-                    self._unwritten.pop(key, None)
+    def _start_writer(self, store: diskcache.Cache) -> None:
+        """Start the writer thread on a fresh queue; it holds this cache weakly, so it can be collected."""
+        self._queue = queue.SimpleQueue()
+        self._writer = threading.Thread(
+            target=_write_loop,
+            args=(weakref.ref(self), self._queue, store),
+            name="verdict-cache-writer",
+            daemon=True,
+        )
+        self._stop_writer_if_collected = weakref.finalize(self, self._queue.put, None)
+        self._stop_writer_if_collected.atexit = False
+        self._writer.start()
+
+    def _apply(self, jobs: list[_Job], store: diskcache.Cache) -> None:
+        """In the writer thread: apply queued stores and deletes in one transaction, then evict."""
+        try:
+            with store.transact():
+                for key, text in jobs:
+                    if text is None:
+                        store.delete(key)
+                    else:
+                        store.set(key, text)
+                evicted = _evict_oldest(store, self._max_entries)
+        except Exception as err:  # disk full, directory gone, lock timeout
+            self._record_failure(f"a write of {len(jobs)} cache changes failed; they were dropped", err)
+        else:
+            self._evictions += evicted
+        for key, text in jobs:
+            if text is not None and self._unwritten.get(key) == text:
+                self._unwritten.pop(key, None)
+
+    def _after_fork_in_child(self) -> None:
+        """Make this cache work in a forked child, where only the forking thread lives on."""
+        self._errors_lock = threading.Lock()  # another thread may have held it at the fork
+        self._unwritten = {}  # the parent's writer stores these
+        if not isinstance(self._cache, diskcache.Cache):
+            return
+        # SQLite connections must not cross a fork. The other threads' went with their thread
+        # states at the fork; this thread's goes before the child opens any, so SQLite's
+        # per-process lock bookkeeping starts clean. diskcache then reconnects per thread.
+        self._cache.close()
+        self._cache._txn_id = None  # a transaction the parent's writer had open is not the child's
+        if self._stop_writer_if_collected is not None:
+            self._stop_writer_if_collected.detach()
+        self._start_writer(self._cache)
+
+
+# The caches alive in this process, for the fork hook: weak, so they can still be collected.
+_LIVE_CACHES: weakref.WeakSet[VerdictCache] = weakref.WeakSet()
+
+
+class _SQLiteGate(threading.local):
+    """Per thread, a lock held while the thread is inside SQLite; a fork takes them all.
+
+    A thread inside SQLite at a fork can leave SQLite's global mutexes (its allocator's, its
+    file locking's) locked in the child for good, and the child's first SQLite call hangs.
+    One lock per thread, so threads never wait on each other: only a fork waits, for calls
+    in progress (a read, or a write transaction: at most ``SQLITE_TIMEOUT_S``).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        _GATES.add(self.lock)
+
+
+_GATES: weakref.WeakSet[threading.Lock] = weakref.WeakSet()  # a thread's goes with the thread
+_IN_SQLITE = _SQLiteGate()
+_GATES_HELD: list[threading.Lock] = []  # taken by the fork in progress
+
+
+def _before_fork() -> None:
+    """Wait until no thread is inside SQLite, and keep it so through the fork."""
+    for gate in list(_GATES):
+        gate.acquire()
+        _GATES_HELD.append(gate)
+
+
+def _after_fork_in_parent() -> None:
+    """Let the threads go on."""
+    while _GATES_HELD:
+        _GATES_HELD.pop().release()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a dataloader worker, a pre-fork server) gets working caches."""
+    _after_fork_in_parent()
+    for cache in list(_LIVE_CACHES):
+        cache._after_fork_in_child()
+
+
+os.register_at_fork(
+    before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+)
+
+
+def _write_loop(
+    cache_ref: weakref.ref[VerdictCache],
+    jobs: queue.SimpleQueue[_Job | None],
+    store: diskcache.Cache,
+) -> None:
+    """The writer thread: apply what has queued up, batch by batch, until ``None`` comes."""
+    done = False
+    while not done:
+        batch = [jobs.get()]
+        while not jobs.empty():
+            batch.append(jobs.get())
+        done = None in batch
+        cache = cache_ref()
+        if cache is None:  # collected without close: nothing left to write for
+            break
+        if work := [job for job in batch if job is not None]:
+            with _IN_SQLITE.lock:
+                cache._apply(work, store)
+        del cache  # held only while writing, so the cache can be collected between batches
+    with _IN_SQLITE.lock:
         store.close()  # this thread's SQLite connection
 
 
