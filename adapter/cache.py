@@ -52,6 +52,9 @@ BACKSTOP_BYTES_PER_ENTRY = 64 * 1024
 # How long SQLite waits for another connection's lock before a write fails (dropped, counted).
 # It also bounds how long a fork or a close waits for a write in progress. diskcache's is 60 s.
 SQLITE_TIMEOUT_S = 5.0
+# How long ``close`` waits for the writer to store what is queued; past it, a stuck writer is
+# left to finish (or not) on its own. Two lock waits: the batch in progress and the last one.
+CLOSE_TIMEOUT_S = 2 * SQLITE_TIMEOUT_S
 
 # A writer job: store (key, text) or delete (key, None); None on the queue stops the writer.
 _Job = tuple[str, str | None]
@@ -116,7 +119,7 @@ class _CorruptDatabase(Exception):
 
 
 class _NoStore:
-    """Stands in for diskcache when no cache could be opened: every lookup misses."""
+    """Stands in for diskcache when no cache could be opened, and after close: every lookup misses."""
 
     def get(self, key: str) -> None:
         """Always a miss."""
@@ -209,7 +212,7 @@ class CacheStats(TypedDict):
     entries: int  # verdicts on disk (shared with any other process using the directory)
     errors: int  # failed reads and writes since open: each a miss or a dropped write
     evictions: int  # entries this instance evicted to stay within max_entries
-    enabled: bool  # False if no cache could be opened: every lookup is a miss
+    enabled: bool  # False if no cache could be opened (every lookup a miss), and after close
 
 
 class VerdictCache:
@@ -254,7 +257,7 @@ class VerdictCache:
     def set(self, key: str, verdict: Verdict) -> None:
         """Store a judge verdict (readable at once; on disk shortly after). Never raises."""
         if self._writer is None:
-            logger.debug("verdict cache: no cache open, verdict %s not stored", key[:12])
+            logger.debug("verdict cache: closed or none open, verdict %s not stored", key[:12])
             return
         try:
             text = verdict.model_dump_json()
@@ -280,7 +283,7 @@ class VerdictCache:
 
     @property
     def enabled(self) -> bool:
-        """Whether lookups reach a disk cache (False if none could be opened: every lookup misses)."""
+        """Whether lookups reach a disk cache: False if none could be opened, and after close."""
         return self._writer is not None
 
     @property
@@ -295,12 +298,26 @@ class VerdictCache:
         )
 
     def close(self) -> None:
-        """Write what is still queued, then close the SQLite connections. Idempotent."""
-        if self._writer is not None and self._writer.is_alive():
+        """Store what is still queued (waiting up to ``CLOSE_TIMEOUT_S``), then close. Idempotent.
+
+        After close, ``get`` misses and ``set`` drops the verdict.
+        """
+        writer, self._writer = self._writer, None
+        store, self._cache = self._cache, _NoStore()
+        _LIVE_CACHES.discard(self)
+        if writer is not None:
             self._queue.put(None)
-            self._writer.join()
+            writer.join(CLOSE_TIMEOUT_S)
+            if writer.is_alive():
+                logger.warning(
+                    "verdict cache: still writing %g s into close; verdicts not stored by now may be lost",
+                    CLOSE_TIMEOUT_S,
+                )
+        if self._stop_writer_if_collected is not None:
+            self._stop_writer_if_collected.detach()
+        self._unwritten.clear()
         with _IN_SQLITE.lock:
-            self._cache.close()
+            store.close()
 
     def _record_failure(self, what: str, err: Exception) -> None:
         """Count a failure; warn about the first only (a broken cache fails every call)."""

@@ -17,6 +17,7 @@ import weakref
 import diskcache
 import pytest
 
+import adapter.cache
 from adapter.cache import VerdictCache, _settings_digest, cache_key
 from judge_vllm.client import JudgeClientConfig
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -96,7 +97,7 @@ def test_an_invalid_entry_is_a_counted_miss_and_deleted(tmp_path):
     assert cache.get("garbled") is None
     assert cache.errors == 2
     cache.close()
-    assert "k" not in cache._cache and "garbled" not in cache._cache
+    assert len(VerdictCache(tmp_path / "c", 100)) == 0
 
 
 def _plant(directory, key, mode, filename=None, value=None):
@@ -428,3 +429,55 @@ def test_a_cache_dropped_without_close_is_collected_and_its_writer_stops(tmp_pat
     assert collected() is None
     writer.join(timeout=5)
     assert not writer.is_alive()
+
+
+def test_close_is_idempotent_and_later_calls_are_quiet_misses(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG, logger="adapter.cache")
+    cache = VerdictCache(tmp_path / "c", 100)
+    cache.set("k", Verdict(score=0.5))
+    writer = cache._writer
+    cache.close()
+    cache.close()
+    assert not writer.is_alive()
+    cache.set("late", Verdict(score=0.5))
+    assert "closed or none open, verdict late not stored" in caplog.text
+    assert cache.get("k") is None and cache.get("late") is None and len(cache) == 0
+    assert cache.errors == 0 and not cache.enabled and _warnings(caplog) == []
+    reopened = VerdictCache(tmp_path / "c", 100)
+    assert reopened.get("k") == Verdict(score=0.5) and reopened.get("late") is None
+
+
+def _hold_write_lock(directory):
+    """Another process's write transaction, as far as this one can tell."""
+    holder = sqlite3.connect(directory / "cache.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def test_close_returns_promptly_when_another_process_holds_the_lock(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(adapter.cache, "SQLITE_TIMEOUT_S", 0.2)
+    cache = VerdictCache(tmp_path / "c", 100)
+    holder = _hold_write_lock(tmp_path / "c")
+    cache.set("k", Verdict(score=0.5))
+    started = time.monotonic()
+    cache.close()  # diskcache's default lock wait was 60 s
+    assert time.monotonic() - started < 2.0
+    holder.rollback()
+    holder.close()
+    assert cache.errors == 1 and "they were dropped (Timeout" in _warnings(caplog)[0]
+
+
+def test_close_stops_waiting_for_a_stuck_writer(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(adapter.cache, "SQLITE_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(adapter.cache, "CLOSE_TIMEOUT_S", 0.2)
+    cache = VerdictCache(tmp_path / "c", 100)
+    holder = _hold_write_lock(tmp_path / "c")
+    cache.set("k", Verdict(score=0.5))
+    started = time.monotonic()
+    cache.close()
+    assert time.monotonic() - started < 1.0
+    assert _warnings(caplog) == [
+        "verdict cache: still writing 0.2 s into close; verdicts not stored by now may be lost"
+    ]
+    holder.rollback()
+    holder.close()
