@@ -2,20 +2,24 @@
 
 Keys are SHA-256 digests of a canonical JSON encoding of everything that decides the
 verdict: judge model, template version, output contract and sampling (hashed once per
-setting), then the request's fields as one JSON list. Only judge verdicts are stored, never fallbacks. The directory is created 0700;
-several processes may share it (diskcache uses SQLite with its own locking). Keys and
-values are stored as plain SQLite text, always inline (no compression, no second JSON pass:
-a hit costs one SELECT and one pydantic parse); an entry in any other form is refused, never
-unpickled, and no file a database row names is ever read or deleted.
+setting), then the request's fields as one JSON list. Only judge verdicts are stored, never
+fallbacks. The directory is created 0700; several processes may share it (diskcache uses
+SQLite with its own locking). Values are plain SQLite text, always inline (no compression,
+no second JSON pass: a hit costs one SELECT and one pydantic parse); a row in any other form
+(pickled, or naming a file, as a planted row could) is refused, and no file a row names is
+ever read or deleted.
 
 Writes are write-behind: ``set`` hands the verdict to one writer thread that stores what
 has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
 it lands, ``get`` answers from memory (a process reads its own writes at once). ``close``
-writes everything still queued. A cache that fails is a miss, not an error: a failed read
-answers None, a failed write is dropped; both are counted (``errors``), the first one logged
-at warning.
-The bound is a count: each transaction ends by evicting the least recently stored entries
-beyond ``max_entries``.
+writes everything still queued. The bound is a count: each transaction ends by evicting
+the least recently stored entries beyond ``max_entries``.
+
+A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise; a failed
+read answers None, a failed write is dropped, both are counted (``errors``) and the first
+is logged at warning. A database found corrupt on open is moved aside
+(``cache.db.corrupt-<UTC time>``) for a fresh one; a directory that cannot hold a cache
+leaves a working no-op. A forked child gets its own writer and SQLite connections.
 """
 
 from __future__ import annotations
