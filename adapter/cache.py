@@ -2,28 +2,41 @@
 
 Keys are SHA-256 digests of a canonical JSON encoding of everything that decides the
 verdict: judge model, template version, output contract and sampling (hashed once per
-setting), then the request's fields as one JSON list. Only judge verdicts are stored, never fallbacks. The directory is created 0700;
-several processes may share it (diskcache uses SQLite with its own locking). Keys and
-values are stored as plain SQLite text (no compression, no second JSON pass: a hit costs
-one SELECT and one pydantic parse); an entry in any other form is refused, never unpickled.
+setting), then the request's fields as one JSON list. Only judge verdicts are stored, never
+fallbacks. The directory is created 0700; several processes may share it (diskcache uses
+SQLite with its own locking). Values are plain SQLite text, always inline (no compression,
+no second JSON pass: a hit costs one SELECT and one pydantic parse); a row in any other form
+(pickled, or naming a file, as a planted row could) is refused, and no file a row names is
+ever read or deleted.
 
 Writes are write-behind: ``set`` hands the verdict to one writer thread that stores what
 has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
 it lands, ``get`` answers from memory (a process reads its own writes at once). ``close``
-writes everything still queued. A failed write is logged and dropped: it is only a cache.
+writes everything still queued. The bound is a count: each transaction ends by evicting
+the least recently stored entries beyond ``max_entries``.
+
+A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise; a failed
+read answers None, a failed write is dropped, both are counted (``errors``) and the first
+is logged at warning. A database found corrupt on open is moved aside
+(``cache.db.corrupt-<UTC time>``) for a fresh one; a directory that cannot hold a cache
+leaves a working no-op. A forked child gets its own writer and SQLite connections.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import logging
 import os
 import queue
+import sqlite3
 import threading
+import time
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import diskcache
 
@@ -31,20 +44,33 @@ from judge_prompts import template_version
 from judge_vllm.client import JudgeClientConfig
 from judge_vllm.schemas import JudgeRequest, Verdict
 
-__all__ = ["VerdictCache", "cache_key"]
+__all__ = ["CacheStats", "VerdictCache", "cache_key"]
 
 logger = logging.getLogger(__name__)
 
 KEY_SCHEMA_VERSION = 2
-# diskcache bounds by bytes; a stored verdict takes well under this.
-BYTES_PER_ENTRY = 1024
+# The bound is a count (``max_entries``), kept by ``_evict_oldest``. diskcache's own bound is
+# in bytes; it stays as a backstop for a disk, far above what verdicts (a few hundred bytes) take.
+BACKSTOP_BYTES_PER_ENTRY = 64 * 1024
+
+# How long SQLite waits for another connection's lock before a write fails (dropped, counted).
+# It also bounds how long a fork or a close waits for a write in progress. diskcache's is 60 s.
+SQLITE_TIMEOUT_S = 5.0
+# How long ``close`` waits for the writer to store what is queued; past it, a stuck writer is
+# left to finish (or not) on its own. Two lock waits: the batch in progress and the last one.
+CLOSE_TIMEOUT_S = 2 * SQLITE_TIMEOUT_S
+
+# A writer job: store (key, text) or delete (key, None); None on the queue stops the writer.
+_Job = tuple[str, str | None]
 
 
 def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> str:
     """A collision-safe key for the verdict the judge would give this request."""
     digest = _settings_digest(model, config).copy()
     fields = [request.prompt, request.completion, request.answer, request.answer_type]
-    digest.update(json.dumps(fields, ensure_ascii=False).encode())
+    # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
+    # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
+    digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
@@ -68,75 +94,381 @@ def _settings_digest(model: str, config: JudgeClientConfig) -> Any:
 
 
 class _TextDisk(diskcache.Disk):
-    """diskcache's storage for str keys and JSON text values; refuses to unpickle anything."""
+    """diskcache's storage narrowed to what this cache writes: JSON text, inline in SQLite.
 
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if mode == diskcache.core.MODE_PICKLE:
-            raise ValueError("refusing a pickled cache entry")
-        return super().fetch(mode, filename, value, read)
+    Anything else in the database was not written by this cache (an old format, a planted
+    row): it is refused, never unpickled, and a file a row names is never read or removed.
+    """
+
+    def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> tuple[int, int, None, str]:
+        """Always inline, whatever the size: a value file is a path a planted row could name too."""
+        if read or not isinstance(value, str):
+            raise TypeError("the verdict cache stores JSON text only")
+        return 0, diskcache.core.MODE_RAW, None, value
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> str:
+        """The inline text of an entry this cache wrote; a ValueError (a miss) for any other."""
+        if mode != diskcache.core.MODE_RAW or filename is not None or not isinstance(value, str):
+            raise ValueError(
+                f"refusing a cache entry not stored inline as text (mode {mode}, file {filename!r})"
+            )
+        return value
+
+    def remove(self, file_path: str) -> None:
+        """Remove nothing: this cache writes no files, so a row naming one names someone else's."""
+
+
+class _CorruptDatabase(Exception):
+    """SQLite's integrity check found the cache database damaged."""
+
+
+class _NoStore:
+    """Stands in for diskcache when no cache could be opened, and after close: every lookup misses."""
+
+    def get(self, key: str) -> None:
+        """Always a miss."""
+        return None
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _open_store(directory: Path, max_entries: int) -> diskcache.Cache | None:
+    """The cache in ``directory`` (a corrupt database is moved aside first), or None if none opens.
+
+    Never raises: a cache that cannot be opened must not stop a trainer from starting.
+    """
+    try:
+        try:
+            return _open_diskcache(directory, max_entries)
+        except Exception as err:
+            if not _is_corrupt(err):
+                raise
+            database = directory / diskcache.core.DBNAME
+            moved_to = _move_aside(database, time.time())
+            logger.warning(
+                "verdict cache: %s is corrupt (%s: %s); moved it to %s and started an empty cache",
+                database,
+                type(err).__name__,
+                err,
+                moved_to,
+            )
+            return _open_diskcache(directory, max_entries)
+    except Exception as err:
+        logger.warning(
+            "verdict cache disabled: cannot open a cache in %s (%s: %s); every lookup is a miss. "
+            "Fix: make cache_dir a writable directory, or set use_cache: false.",
+            directory,
+            type(err).__name__,
+            err,
+        )
+        return None
+
+
+def _open_diskcache(directory: Path, max_entries: int) -> diskcache.Cache:
+    """diskcache on ``directory`` (created 0700), its database checked for damage."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(directory, 0o700)
+    store = diskcache.Cache(
+        str(directory),
+        timeout=SQLITE_TIMEOUT_S,
+        disk=_TextDisk,
+        size_limit=max_entries * BACKSTOP_BYTES_PER_ENTRY,
+        eviction_policy="least-recently-stored",  # also creates the store_time index eviction uses
+    )
+    try:
+        # Damage past the pages diskcache reads on open would otherwise fail reads for good
+        # (each a miss); caught here, it is moved aside. 1-3 ms at 5000 entries, 30 ms at 50,000.
+        ((result,),) = store._sql("PRAGMA quick_check(1)").fetchall()
+        if result != "ok":
+            raise _CorruptDatabase(result)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _is_corrupt(err: Exception) -> bool:
+    """Whether ``err`` says the database file is damaged (rather than locked, missing or read-only)."""
+    # sqlite3 raises its base DatabaseError for SQLITE_CORRUPT and SQLITE_NOTADB (and codes a cache
+    # never meets); locks, I/O, permissions and a full disk are OperationalError, a subclass.
+    return isinstance(err, _CorruptDatabase) or type(err) is sqlite3.DatabaseError
+
+
+def _move_aside(database: Path, now: float) -> Path:
+    """Rename a broken database (with its WAL and WAL index) to ``<name>.corrupt-<UTC time>``."""
+    target = database.with_name(
+        f"{database.name}.corrupt-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}"
+    )
+    # The WAL belongs to the broken file: a new database next to it would replay its frames.
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(database.with_name(database.name + suffix), target.with_name(target.name + suffix))
+    return target
+
+
+class CacheStats(TypedDict):
+    """What ``VerdictCache.stats`` reports, for metrics."""
+
+    entries: int  # verdicts on disk (shared with any other process using the directory)
+    errors: int  # failed reads and writes since open: each a miss or a dropped write
+    evictions: int  # entries this instance evicted to stay within max_entries
+    enabled: bool  # False if no cache could be opened (every lookup a miss), and after close
 
 
 class VerdictCache:
-    """A bounded on-disk map from ``cache_key`` to ``Verdict``; thread- and process-safe."""
+    """A bounded on-disk map from ``cache_key`` to ``Verdict``; thread- and process-safe.
+
+    A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise. The first
+    failure is a warning; later ones are counted in ``errors`` and logged at debug.
+    """
 
     def __init__(self, directory: Path, max_entries: int) -> None:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(directory, 0o700)
-        self._cache = diskcache.Cache(
-            str(directory),
-            disk=_TextDisk,
-            size_limit=max_entries * BYTES_PER_ENTRY,
-            eviction_policy="least-recently-stored",
-        )
+        with _IN_SQLITE.lock:
+            store = _open_store(directory, max_entries)
+        self._cache: diskcache.Cache | _NoStore = _NoStore() if store is None else store
+        self._max_entries = max_entries
+        self._evictions = 0
+        self._errors = 0
+        self._errors_lock = threading.Lock()
         self._unwritten: dict[str, str] = {}
-        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
-        self._writer = threading.Thread(target=self._write_loop, name="verdict-cache-writer", daemon=True)
-        self._writer.start()
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._stop_writer_if_collected: weakref.finalize | None = None
+        if store is not None:
+            self._start_writer(store)
+        _LIVE_CACHES.add(self)
 
     def get(self, key: str) -> Verdict | None:
-        """The cached verdict, or None (a corrupt entry counts as a miss)."""
+        """The cached verdict, or None: a missing, invalid or unreadable entry is a miss."""
         try:
-            value = self._unwritten.get(key) or self._cache.get(key)
+            value = self._unwritten.get(key)
+            if value is None:
+                with _IN_SQLITE.lock:
+                    value = self._cache.get(key)
             return None if value is None else Verdict.model_validate_json(value)
-        except (ValueError, TypeError):
-            logger.debug("dropping invalid cache entry %s", key[:12])
-            self._cache.delete(key)
+        except ValueError as err:  # an entry not in the form this cache writes: drop it
+            self._record_failure("a read found an invalid entry; it counts as a miss and is deleted", err)
+            self._queue.put((key, None))
+            return None
+        except Exception as err:  # SQLite, OS, lock timeout: a cache must never fail a reward
+            self._record_failure("a read failed; it counts as a miss", err)
             return None
 
     def set(self, key: str, verdict: Verdict) -> None:
-        """Store a judge verdict (readable at once; on disk shortly after)."""
-        text = verdict.model_dump_json()
+        """Store a judge verdict (readable at once; on disk shortly after). Never raises."""
+        if self._writer is None:
+            logger.debug("verdict cache: closed or none open, verdict %s not stored", key[:12])
+            return
+        try:
+            text = verdict.model_dump_json()
+        except ValueError as err:  # a lone surrogate in the explanation has no UTF-8 form
+            self._record_failure("a verdict could not be written as JSON and was dropped", err)
+            return
         self._unwritten[key] = text
         self._queue.put((key, text))
 
     def __len__(self) -> int:
-        return len(self._cache)
+        """The number of entries on disk; 0 if they cannot be counted."""
+        try:
+            with _IN_SQLITE.lock:
+                return len(self._cache)
+        except Exception as err:
+            self._record_failure("counting the entries failed", err)
+            return 0
+
+    @property
+    def errors(self) -> int:
+        """Failed reads and writes since open (each answered as a miss or dropped)."""
+        return self._errors
+
+    @property
+    def enabled(self) -> bool:
+        """Whether lookups reach a disk cache: False if none could be opened, and after close."""
+        return self._writer is not None
+
+    @property
+    def evictions(self) -> int:
+        """Entries this instance evicted to keep the cache within ``max_entries``."""
+        return self._evictions
+
+    def stats(self) -> CacheStats:
+        """Entries, errors, evictions and whether a disk cache is open, for metrics."""
+        return CacheStats(
+            entries=len(self), errors=self._errors, evictions=self._evictions, enabled=self.enabled
+        )
 
     def close(self) -> None:
-        """Write what is still queued, then close the SQLite connections. Idempotent."""
-        if self._writer.is_alive():
-            self._queue.put(None)
-            self._writer.join()
-        self._cache.close()
+        """Store what is still queued (waiting up to ``CLOSE_TIMEOUT_S``), then close. Idempotent.
 
-    def _write_loop(self) -> None:
-        """The writer thread: store queued verdicts, several per transaction, until ``None``."""
-        done = False
-        while not done:
-            batch = [self._queue.get()]
-            while not self._queue.empty():
-                batch.append(self._queue.get())
-            done = None in batch
-            entries = [entry for entry in batch if entry is not None]
-            try:
-                with self._cache.transact():
-                    for key, text in entries:
-                        self._cache.set(key, text)
-            except Exception as err:  # disk full, lock timeout: a cache must not take the trainer down
+        After close, ``get`` misses and ``set`` drops the verdict.
+        """
+        writer, self._writer = self._writer, None
+        store, self._cache = self._cache, _NoStore()
+        _LIVE_CACHES.discard(self)
+        if writer is not None:
+            self._queue.put(None)
+            writer.join(CLOSE_TIMEOUT_S)
+            if writer.is_alive():
                 logger.warning(
-                    "verdict cache: %d writes dropped (%s: %s)", len(entries), type(err).__name__, err
+                    "verdict cache: still writing %g s into close; verdicts not stored by now may be lost",
+                    CLOSE_TIMEOUT_S,
                 )
-            for key, text in entries:
-                if self._unwritten.get(key) == text:
-                    self._unwritten.pop(key, None)
-        self._cache.close()  # this thread's SQLite connection
+        if self._stop_writer_if_collected is not None:
+            self._stop_writer_if_collected.detach()
+        self._unwritten.clear()
+        with _IN_SQLITE.lock:
+            store.close()
+
+    def _record_failure(self, what: str, err: Exception) -> None:
+        """Count a failure; warn about the first only (a broken cache fails every call)."""
+        with self._errors_lock:
+            self._errors += 1
+            first = self._errors == 1
+        if first:
+            logger.warning(
+                "verdict cache: %s (%s: %s). Later cache failures are counted in VerdictCache.errors "
+                "and logged at debug.",
+                what,
+                type(err).__name__,
+                err,
+            )
+        else:
+            logger.debug("verdict cache: %s (%s: %s)", what, type(err).__name__, err)
+
+    def _start_writer(self, store: diskcache.Cache) -> None:
+        """Start the writer thread on a fresh queue; it holds this cache weakly, so it can be collected."""
+        self._queue = queue.SimpleQueue()
+        self._writer = threading.Thread(
+            target=_write_loop,
+            args=(weakref.ref(self), self._queue, store),
+            name="verdict-cache-writer",
+            daemon=True,
+        )
+        self._stop_writer_if_collected = weakref.finalize(self, self._queue.put, None)
+        self._stop_writer_if_collected.atexit = False
+        self._writer.start()
+
+    def _apply(self, jobs: list[_Job], store: diskcache.Cache) -> None:
+        """In the writer thread: apply queued stores and deletes in one transaction, then evict."""
+        try:
+            with store.transact():
+                for key, text in jobs:
+                    if text is None:
+                        store.delete(key)
+                    else:
+                        store.set(key, text)
+                evicted = _evict_oldest(store, self._max_entries)
+        except Exception as err:  # disk full, directory gone, lock timeout
+            self._record_failure(f"a write of {len(jobs)} cache changes failed; they were dropped", err)
+        else:
+            self._evictions += evicted
+        for key, text in jobs:
+            if text is not None and self._unwritten.get(key) == text:
+                self._unwritten.pop(key, None)
+
+    def _after_fork_in_child(self) -> None:
+        """Make this cache work in a forked child, where only the forking thread lives on."""
+        self._errors_lock = threading.Lock()  # another thread may have held it at the fork
+        self._unwritten = {}  # the parent's writer stores these
+        if not isinstance(self._cache, diskcache.Cache):
+            return
+        # SQLite connections must not cross a fork. The other threads' went with their thread
+        # states at the fork; this thread's goes before the child opens any, so SQLite's
+        # per-process lock bookkeeping starts clean. diskcache then reconnects per thread.
+        self._cache.close()
+        self._cache._txn_id = None  # a transaction the parent's writer had open is not the child's
+        if self._stop_writer_if_collected is not None:
+            self._stop_writer_if_collected.detach()
+        self._start_writer(self._cache)
+
+
+# The caches alive in this process, for the fork hook: weak, so they can still be collected.
+_LIVE_CACHES: weakref.WeakSet[VerdictCache] = weakref.WeakSet()
+
+
+class _SQLiteGate(threading.local):
+    """Per thread, a lock held while the thread is inside SQLite; a fork takes them all.
+
+    A thread inside SQLite at a fork can leave SQLite's global mutexes (its allocator's, its
+    file locking's) locked in the child for good, and the child's first SQLite call hangs.
+    One lock per thread, so threads never wait on each other: only a fork waits, for calls
+    in progress (a read, or a write transaction: at most ``SQLITE_TIMEOUT_S``).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        _GATES.add(self.lock)
+
+
+_GATES: weakref.WeakSet[threading.Lock] = weakref.WeakSet()  # a thread's goes with the thread
+_IN_SQLITE = _SQLiteGate()
+_GATES_HELD: list[threading.Lock] = []  # taken by the fork in progress
+
+
+def _before_fork() -> None:
+    """Wait until no thread is inside SQLite, and keep it so through the fork."""
+    for gate in list(_GATES):
+        gate.acquire()
+        _GATES_HELD.append(gate)
+
+
+def _after_fork_in_parent() -> None:
+    """Let the threads go on."""
+    while _GATES_HELD:
+        _GATES_HELD.pop().release()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a dataloader worker, a pre-fork server) gets working caches."""
+    _after_fork_in_parent()
+    for cache in list(_LIVE_CACHES):
+        cache._after_fork_in_child()
+
+
+os.register_at_fork(
+    before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+)
+
+
+def _write_loop(
+    cache_ref: weakref.ref[VerdictCache],
+    jobs: queue.SimpleQueue[_Job | None],
+    store: diskcache.Cache,
+) -> None:
+    """The writer thread: apply what has queued up, batch by batch, until ``None`` comes."""
+    done = False
+    while not done:
+        batch = [jobs.get()]
+        while not jobs.empty():
+            batch.append(jobs.get())
+        done = None in batch
+        cache = cache_ref()
+        if cache is None:  # collected without close: nothing left to write for
+            break
+        if work := [job for job in batch if job is not None]:
+            with _IN_SQLITE.lock:
+                cache._apply(work, store)
+        del cache  # held only while writing, so the cache can be collected between batches
+    with _IN_SQLITE.lock:
+        store.close()  # this thread's SQLite connection
+
+
+def _evict_oldest(store: diskcache.Cache, max_entries: int) -> int:
+    """Delete the least recently stored entries beyond ``max_entries``; how many went.
+
+    Run inside the writer's transaction, so the count is exact even with several processes
+    sharing the directory. Rows go without their value files: this cache writes none.
+    """
+    excess = len(store) - max_entries
+    if excess <= 0:
+        return 0
+    # diskcache has no count bound and no public "delete the n oldest"; its Cache table and
+    # store_time index are stable across 5.x, and its triggers keep len() right.
+    store._sql(
+        "DELETE FROM Cache WHERE rowid IN (SELECT rowid FROM Cache ORDER BY store_time LIMIT ?)", (excess,)
+    )
+    return excess
