@@ -94,6 +94,20 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "context_cuts",
     ),
     RewardSeries(
+        "judge_cache_errors",
+        "counter",
+        "Verdict cache reads and writes that failed (each a miss or a dropped write).",
+        "cache",
+        read=lambda cache: cache["errors"],
+    ),
+    RewardSeries(
+        "judge_cache_evictions",
+        "counter",
+        "Verdict cache entries evicted to stay within cache_size.",
+        "cache",
+        read=lambda cache: cache["evictions"],
+    ),
+    RewardSeries(
         "judge_coarse_fast_verdicts",
         "counter",
         "Fast-mode verdicts read from the sampled label only (the server sent no label logprobs).",

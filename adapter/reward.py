@@ -133,6 +133,7 @@ class BaseJudgeReward:
             current_queue_size=dispatcher.batcher.queue_size if dispatcher else 0,
             inflight=dispatcher.batcher.inflight if dispatcher else 0,
             circuit_breaker=self._breaker.snapshot(),
+            cache=self._cache.stats() if self._cache else None,
             cache_entries=len(self._cache) if self._cache else 0,
             model=self._known_model(),
             context_cuts=client.context_cuts if client else 0,

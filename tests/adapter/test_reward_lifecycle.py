@@ -163,3 +163,22 @@ def test_fast_mode_without_label_logprobs_warns_once_and_is_counted(fake_judge, 
     assert {r["source"] for r in results} == {"judge"} and all(r["confidence"] is None for r in results)
     assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
     assert metrics["coarse_fast_verdicts"] == 6
+
+
+def test_a_cache_directory_removed_while_running_is_a_miss_not_an_error(fake_judge, tmp_path):
+    import shutil
+
+    with _system(fake_judge.url, tmp_path) as rs:
+        assert rs.reward("q", "The answer is 1", "1", "NUMBER")["source"] == "judge"
+        shutil.rmtree(tmp_path / "cache")
+        results: list[dict] = []
+        # a new thread opens its own SQLite connection: in the removed directory, it cannot
+        caller = threading.Thread(
+            target=lambda: results.extend(
+                rs.reward("q", f"The answer is {i}", str(i), "NUMBER") for i in range(2, 6)
+            )
+        )
+        caller.start()
+        caller.join(30)
+        again = rs.reward("q", "The answer is 2", "2", "NUMBER")
+    assert {r["source"] for r in results} == {"judge"} and again["source"] in ("cache", "judge")
