@@ -6,7 +6,7 @@ import logging
 import re
 from typing import Any
 
-from adapter.prechecks import precheck
+from adapter.rules.answer_format import format_issue
 from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer, trailing_expression
 from adapter.rules.number import final_number_text, numbers_equal, parse_number
@@ -21,8 +21,6 @@ logger = logging.getLogger(__name__)
 
 _MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b", re.IGNORECASE)
 _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, AnswerType.MULTIPLE_CHOICE.value}
-# Pre-check reasons that mean "no final answer"; spoofing and injection are judge defences.
-_FORMAT_REASONS = {"empty", "punctuation_only", "master_key", "answer_spray", "no_final_answer"}
 _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[].*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
@@ -49,12 +47,12 @@ def _format_gate(completion: str, answer: str, kind: str) -> RuleVerdict | None:
     behind a marker is graded: the marked answer is then compared as a whole)."""
     if kind not in _FORMAT_GATED:
         return None
-    gate = precheck(completion, answer, kind)
-    if gate is None or gate.reason not in _FORMAT_REASONS:
+    issue = format_issue(completion, answer, kind)
+    if issue is None:
         return None
-    if gate.reason == "answer_spray" and anchored_answer(completion) is not None:
+    if issue.reason == "answer_spray" and anchored_answer(completion) is not None:
         return None
-    return _verdict(0.0, gate.reason, gate.explanation, None)
+    return _verdict(0.0, issue.reason, issue.explanation, None)
 
 
 def _verdict(reward: float, reason: str, explanation: str, extracted: str | None) -> RuleVerdict:
