@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from typing import Any
 
 from adapter.rules.answer_format import format_issue
@@ -11,7 +12,7 @@ from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer, trailing_expression
 from adapter.rules.number import final_number_text, numbers_equal, parse_number
 from adapter.rules.settings import RuleSettings, RuleVerdict
-from adapter.rules.symbolic import SymbolicTimeout, completion_matches, math_equal
+from adapter.rules.symbolic import SymbolicTimeout, TooCostly, completion_matches, math_equal
 from adapter.rules.text import text_match
 from judge_vllm.schemas import AnswerType, coerce_text
 
@@ -68,15 +69,26 @@ def _grade_number(completion: str, answer: str, settings: RuleSettings) -> RuleV
     if parse_number(answer) is not None and parse_number(pred) is not None:
         return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
     # "2^3", "\sqrt{4}" or a reference like "2\sqrt{3}": sympy decides.
-    return _symbolic_verdict(answer, pred, settings)
+    return _symbolic_verdict(answer, pred, settings, settings.math_timeout_s)
 
 
-def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings) -> RuleVerdict:
+def _undecided(err: SymbolicTimeout | TooCostly, pred: str | None, settings: RuleSettings) -> RuleVerdict:
+    """Reward 0 when sympy ran out of time, or would build a number too large to bound."""
+    if isinstance(err, TooCostly):
+        verdict = _verdict(0.0, "too_costly", str(err), pred)
+    else:
+        verdict = _verdict(
+            0.0, "timeout", f"symbolic checks took longer than {settings.math_timeout_s:g} s", pred
+        )
+    logger.info("rule reward: %s (reward 0)", verdict.explanation)
+    return verdict
+
+
+def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings, timeout_s: float) -> RuleVerdict:
     try:
-        equal = math_equal(answer, pred, settings.math_timeout_s)
-    except SymbolicTimeout as err:
-        logger.info("rule reward: %s (reward 0)", err)
-        return _verdict(0.0, "timeout", str(err), pred)
+        equal = math_equal(answer, pred, timeout_s)
+    except (SymbolicTimeout, TooCostly) as err:
+        return _undecided(err, pred, settings)
     if equal:
         return _verdict(1.0, "match", f"{pred} is equivalent to {answer}", pred)
     return _verdict(0.0, "mismatch", f"{pred} is not equivalent to {answer}", pred)
@@ -84,7 +96,9 @@ def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings) -> RuleVer
 
 def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
     """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
-    plain text, or when it finds nothing: our final-answer span."""
+    plain text, or when it finds nothing: our final-answer span. Both checks share one
+    ``math_timeout_s``."""
+    deadline = time.monotonic() + settings.math_timeout_s
     pred = anchored_answer(completion) or trailing_expression(completion)
     if pred is not None and numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
         return _verdict(1.0, "match", f"{pred} equals {answer} as a number", pred)
@@ -92,9 +106,8 @@ def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVer
     if latex:
         try:
             equal = completion_matches(answer, completion, settings.math_timeout_s)
-        except SymbolicTimeout as err:
-            logger.info("rule reward: %s (reward 0)", err)
-            return _verdict(0.0, "timeout", str(err), pred)
+        except (SymbolicTimeout, TooCostly) as err:
+            return _undecided(err, pred, settings)
         if equal is not None:
             shown = pred or "math-verify's extraction"
             if equal:
@@ -102,7 +115,10 @@ def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVer
             return _verdict(0.0, "mismatch", f"{shown} is not equivalent to {answer}", pred)
     if pred is None:
         return _verdict(0.0, "no_final_answer", "no final expression found", None)
-    return _symbolic_verdict(answer, pred, settings)
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return _undecided(SymbolicTimeout(), pred, settings)
+    return _symbolic_verdict(answer, pred, settings, remaining)
 
 
 def _grade_choice(prompt: str, completion: str, answer: str) -> RuleVerdict:
