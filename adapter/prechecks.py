@@ -18,10 +18,12 @@ from adapter.rules.answer_format import MASTER_KEYS, FormatIssue, missing_answer
 __all__ = ["MASTER_KEYS", "PrecheckVerdict", "precheck"]
 
 # Chat-template control tokens and role markers of common templates, or a line posing as a turn.
+# Line indentation is [^\S\n]*, not \s*: under MULTILINE, \s* after ^ would rescan every later
+# newline from every line start (quadratic: 10,000 blank lines took 7 s).
 _SPOOF = re.compile(
     r"<\|(?:im_start|im_end|eot_id|start_header_id|end_header_id|endoftext|system|user|assistant)\|>"
     r"|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>"
-    r"|^\s*(?:#+\s*)?(?:system|assistant|grader|judge)\s*:",
+    r"|^[^\S\n]*(?:#+[^\S\n]*)?(?:system|assistant|grader|judge)\s*:",
     re.IGNORECASE | re.MULTILINE,
 )
 # Text addressed to the grader, or trying to close our response tags.

@@ -14,8 +14,9 @@ import re
 __all__ = ["anchored_answer", "last_boxed", "trailing_expression"]
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-# What may stand between two boxes that together make one answer.
-_BOX_JOINER = re.compile(r"[\s$,;&]*(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)?[\s$,;&]*", re.IGNORECASE)
+# What may stand between two boxes that together make one answer. The separators after the word
+# are inside its group: two adjacent [\s$,;&]* would split a long run in quadratically many ways.
+_BOX_JOINER = re.compile(r"[\s$,;&]*(?:(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)[\s$,;&]*)?", re.IGNORECASE)
 # Anchors in order of preference; within one, the last occurrence wins.
 _ANCHORS = (
     re.compile(r"final answer\*{0,2}[ \t]*(?:is|:|=)\s{0,20}\*{0,2}[ \t]*(.+)", re.IGNORECASE),

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 _MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b", re.IGNORECASE)
 _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, AnswerType.MULTIPLE_CHOICE.value}
-_LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[].*,.*[)\]]$")
+_LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[][^\n,]*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
 

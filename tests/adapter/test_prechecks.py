@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from adapter.prechecks import precheck
@@ -56,3 +58,17 @@ def test_cases_decided_before_the_judge(completion, answer, reason):
 )
 def test_real_answers_pass_through(completion, answer):
     assert precheck(completion, answer, "NUMBER" if any(c.isdigit() for c in answer) else None) is None
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["\n", "\r\n", " ", "\t", "\n ", " \n", "#", "# ", "\n#", "system ", "\nsystem", "\nsystem ", "\n\tjudge",
+     "Answer: ", "<|", "**", "score ", "ignore all ", "1 ", "A ", "(A) "],
+)  # fmt: skip
+def test_long_runs_take_linear_time(unit):
+    """Every pattern is linear in the text: 200,000 repetitions of each unit (blank lines took 7 s
+    at 10,000 before, quadratically more at more)."""
+    text = "a" + unit * 200_000 + "a"
+    started = time.monotonic()
+    precheck(text, "4", "NUMBER")
+    assert time.monotonic() - started < 5.0

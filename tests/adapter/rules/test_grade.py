@@ -256,6 +256,37 @@ def test_repeated_patterns_do_not_backtrack(unit):
     assert time.monotonic() - started < 5.0
 
 
+WIDE = RuleSettings(max_completion_chars=1_000_000)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "completion", "answer", "answer_type"),
+    [
+        pytest.param(
+            "q", "\\boxed{1}" + " " * 200_000 + "x\\boxed{2}", "2", "MATH_EXPRESSIONS", id="between-boxes"
+        ),
+        pytest.param("q", "Answer: 1" + " " * 200_000 + "x", "1", "NUMBER", id="before-explanation"),
+        pytest.param("q", "Answer: 1 x" + "\t" * 200_000 + "x", "1", "NUMBER", id="tabs-before-explanation"),
+        pytest.param("q", "Answer: (1" + ", 2" * 100_000 + "x", "1", "NUMBER", id="unclosed-pair"),
+        pytest.param("q", "The answer is (1" + "," * 100_000 + "x", "1", "NUMBER", id="commas-in-a-pair"),
+    ],
+)
+def test_long_runs_inside_an_answer_take_linear_time(prompt, completion, answer, answer_type):
+    """At the largest max_completion_chars: each took 2-11 s at 19,000 characters before (quadratic)."""
+    started = time.monotonic()
+    verdict = grade(prompt, completion, answer, answer_type, WIDE)
+    assert time.monotonic() - started < 5.0 and verdict.reason
+
+
+def test_option_parsing_and_answer_type_inference_take_linear_time():
+    """Prompts are cut to 20,000 characters for option parsing, references to 10,000: there the
+    quadratic patterns took 3.8-6.6 s and 0.7-0.9 s."""
+    started = time.monotonic()
+    assert grade("A) x" + " " * 19_990 + "y", "The answer is y", "A", "MULTIPLE_CHOICE").reward == 0.0
+    assert infer_answer_type("(" + "," * 9_998 + "x") == "TEXT"
+    assert time.monotonic() - started < 0.5
+
+
 def test_megabyte_completion_is_bounded():
     completion = "Let me think. " * 80_000 + "The final answer is \\boxed{42}."
     assert len(completion) > 1_000_000
