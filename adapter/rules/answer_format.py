@@ -4,7 +4,8 @@ Generative judges reward "master key" completions (":", ".", "Let's solve this p
 step.") (arXiv 2507.08794), and a list of candidates rewards the policy for hedging. The rule
 reward gates NUMBER, MATH_EXPRESSIONS and MULTIPLE_CHOICE on these checks; the judge's pre-checks
 (``adapter.prechecks``) run them too, around their own defences. Each check is a pure function of
-the texts.
+the texts, linear in their length, and expects the completion folded by
+``adapter.rules.lookalikes.fold_lookalikes`` (so that "Ｌｅｔ'ｓ ｔｈｉｎｋ" is an opener too).
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ _HEDGE = re.compile(r"\b(?:or|either)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 _LETTER = re.compile(r"(?<![A-Za-z])\(?([A-J])\)?(?![A-Za-z])")
 _WORD = re.compile(r"\S+")
+# A word that is one candidate once the punctuation around it is stripped: "42,", "(C)", "[B]".
+_AROUND = r"[.,;:()\[\]{}]*"
+_TOKENS = {
+    "number": re.compile(rf"(?<!\S){_AROUND}[-+]?\d+(?:[.,]\d+)*{_AROUND}(?!\S)"),
+    "letter": re.compile(rf"(?<!\S){_AROUND}[A-J]{_AROUND}(?!\S)"),
+}
+_ALNUM = re.compile(r"[^\W_]")
 _OPTION_SET = re.compile(r"[A-J ,()]+")
 SPRAY_MIN_CANDIDATES = {"number": 5, "letter": 3}
 SPRAY_MIN_SHARE = 0.6
@@ -71,19 +79,25 @@ def _normalise(text: str) -> str:
     return _SPACES.sub(" ", _NON_WORD.sub(" ", text.lower().replace("'", ""))).strip()
 
 
+def _count(pattern: re.Pattern[str], text: str) -> int:
+    """Matches of ``pattern`` in ``text``, counted in C (no list of millions of words)."""
+    return pattern.subn("", text)[1]
+
+
 def _spray(completion: str, answer: str) -> bool:
     """A completion that is mostly a list of candidate answers, more than the reference has."""
-    words = _WORD.findall(completion)
+    words = _count(_WORD, completion)
     if not words:
         return False
     hedged = bool(_HEDGE.search(completion)) and "=" not in completion  # "=" means shown work
     for kind, pattern in (("number", _NUMBER), ("letter", _LETTER)):
+        share = _count(_TOKENS[kind], completion) / words
+        if share < min(SPRAY_MIN_SHARE, HEDGED_MIN_SHARE):
+            continue  # mostly prose: no need to collect the candidates
         candidates = set(pattern.findall(completion))
         reference = set(pattern.findall(answer))
         if kind == "letter" and _OPTION_SET.fullmatch(answer.strip()):
             reference = set(re.findall(r"[A-J]", answer))  # multi-select such as "ABD"
-        tokens = [w for w in words if pattern.fullmatch(w.strip(".,;:()[]{}"))]
-        share = len(tokens) / len(words)
         needed = max(SPRAY_MIN_CANDIDATES[kind], len(reference) + 2)
         if len(candidates) >= needed and share >= SPRAY_MIN_SHARE:
             return True
@@ -98,7 +112,7 @@ def missing_answer(completion: str) -> FormatIssue | None:
     stripped = completion.strip()
     if not stripped:
         return FormatIssue("empty", "empty completion")
-    if not any(ch.isalnum() for ch in stripped):
+    if not _ALNUM.search(stripped):
         return FormatIssue("punctuation_only", "completion has no letters or digits")
     if _normalise(stripped) in MASTER_KEYS:
         return FormatIssue("master_key", "completion is a known answer-free opener")

@@ -10,6 +10,7 @@ from typing import Any
 from adapter.rules.answer_format import format_issue
 from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer, trailing_expression
+from adapter.rules.lookalikes import fold_lookalikes
 from adapter.rules.number import final_number_text, numbers_equal, parse_number
 from adapter.rules.settings import RuleSettings, RuleVerdict
 from adapter.rules.symbolic import SymbolicTimeout, TooCostly, completion_matches, math_equal
@@ -48,7 +49,7 @@ def _format_gate(completion: str, answer: str, kind: str) -> RuleVerdict | None:
     behind a marker is graded: the marked answer is then compared as a whole)."""
     if kind not in _FORMAT_GATED:
         return None
-    issue = format_issue(completion, answer, kind)
+    issue = format_issue(fold_lookalikes(completion), answer, kind)
     if issue is None:
         return None
     if issue.reason == "answer_spray" and anchored_answer(completion) is not None:
