@@ -26,6 +26,8 @@ _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, Ans
 _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[][^\n,]*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
+_TYPES = frozenset(t.value for t in AnswerType)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def infer_answer_type(answer: str) -> str:
@@ -141,20 +143,29 @@ def _grade_text(completion: str, answer: str) -> RuleVerdict:
     return _verdict(1.0 if ok else 0.0, why, f"text {why}: {span[:80]!r} vs {answer[:80]!r}", span[:200])
 
 
-def grade(
-    prompt: Any,
-    completion: Any,
-    answer: Any,
-    answer_type: str | None = None,
-    settings: RuleSettings = DEFAULT_SETTINGS,
+def _encodable(text: str) -> str:
+    """Lone surrogates (left by a bad decode upstream) as U+FFFD: a verdict quotes the texts, and
+    must encode as UTF-8 for JSON and logs."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _type_note(answer_type: object, kind: str) -> str:
+    if isinstance(answer_type, str) and answer_type:
+        return f" (answer_type {answer_type[:40]!r} unknown: graded as {kind})"
+    if answer_type is not None and not isinstance(answer_type, str):
+        return f" (answer_type of type {type(answer_type).__name__} ignored: graded as {kind})"
+    return f" (graded as {kind})"
+
+
+def _grade(
+    prompt: Any, completion: Any, answer: Any, answer_type: object, settings: RuleSettings
 ) -> RuleVerdict:
-    """The rule reward in [0, 1] for one completion; never raises, on any input."""
     try:
         prompt_s, completion_s, answer_s = (coerce_text(v, n) for v, n in
                                              ((prompt, "prompt"), (completion, "completion"), (answer, "answer")))  # fmt: skip
     except ValueError as err:
         return _verdict(0.0, "invalid_input", str(err), None)
-    completion_s = completion_s[-settings.max_completion_chars :]
+    completion_s = _encodable(completion_s[-settings.max_completion_chars :])
     answer_s = answer_s.strip()
     if not completion_s.strip():
         return _verdict(0.0, "empty", "empty completion", None)
@@ -164,30 +175,40 @@ def grade(
         return _verdict(
             0.0, "invalid_input", f"reference answer longer than {MAX_ANSWER_CHARS} characters", None
         )
-    kind = (answer_type or "").strip().upper()
-    inferred = kind not in {t.value for t in AnswerType}
+    answer_s = _encodable(answer_s)
+    kind = answer_type.strip().upper() if isinstance(answer_type, str) else ""
+    inferred = kind not in _TYPES
     if inferred:
         kind = infer_answer_type(answer_s)
+    gate = _format_gate(completion_s, answer_s, kind)
+    if gate is not None:
+        verdict = gate
+    elif kind == AnswerType.NUMBER.value:
+        verdict = _grade_number(completion_s, answer_s, settings)
+    elif kind == AnswerType.MATH_EXPRESSIONS.value:
+        verdict = _grade_math(completion_s, answer_s, settings)
+    elif kind == AnswerType.MULTIPLE_CHOICE.value:
+        verdict = _grade_choice(prompt_s, completion_s, answer_s)
+    else:
+        verdict = _grade_text(completion_s, answer_s)
+    if inferred:
+        verdict = verdict.model_copy(
+            update={"explanation": verdict.explanation + _type_note(answer_type, kind)}
+        )
+    return verdict
+
+
+def grade(
+    prompt: Any,
+    completion: Any,
+    answer: Any,
+    answer_type: str | None = None,
+    settings: RuleSettings = DEFAULT_SETTINGS,
+) -> RuleVerdict:
+    """The rule reward in [0, 1] for one completion; never raises, on any input (texts of any type,
+    lone surrogates, any size; an answer_type that is not a string is ignored)."""
     try:
-        gate = _format_gate(completion_s, answer_s, kind)
-        if gate is not None:
-            verdict = gate
-        elif kind == AnswerType.NUMBER.value:
-            verdict = _grade_number(completion_s, answer_s, settings)
-        elif kind == AnswerType.MATH_EXPRESSIONS.value:
-            verdict = _grade_math(completion_s, answer_s, settings)
-        elif kind == AnswerType.MULTIPLE_CHOICE.value:
-            verdict = _grade_choice(prompt_s, completion_s, answer_s)
-        else:
-            verdict = _grade_text(completion_s, answer_s)
+        return _grade(prompt, completion, answer, answer_type, settings)
     except Exception as err:  # a defined reward, never an exception into the trainer
         logger.warning("rule reward failed on malformed input (%s: %s); reward 0", type(err).__name__, err)
         return _verdict(0.0, "unparseable", f"could not grade: {type(err).__name__}", None)
-    if inferred:
-        note = (
-            f" (answer_type {answer_type!r} unknown: graded as {kind})"
-            if answer_type
-            else f" (graded as {kind})"
-        )
-        verdict = verdict.model_copy(update={"explanation": verdict.explanation + note})
-    return verdict
