@@ -25,7 +25,9 @@ _HEAD = re.compile(r"(?:\(([A-J])\)|([A-J])[.):])\s+\S")  # "(C) Paris" / "C. Pa
 _AFFIRMED_HEAD = re.compile(
     r"\(?([A-J])\)?\s+(?:is|would be|should be|seems)\s+(?:the\s+)?(?:correct|right|answer|best|valid|true)\b"
 )
-_OPTION = re.compile(r"(?:^|\s)\(?([A-J])[).:]\s*(.+?)(?=\s+\(?[A-J][).:]\s|\n|$)")
+# The lookahead takes one space, not \s+: it runs after every character of the lazy (.+?), so \s+
+# would rescan a long run of spaces once per character (the text is stripped afterwards).
+_OPTION = re.compile(r"(?:^|\s)\(?([A-J])[).:]\s*(.+?)(?=\s\(?[A-J][).:]\s|\n|$)")
 # A letter the completion affirms: "(C)", "C)", "is C", "choose C", "so C", "C is correct".
 _AFFIRMED = re.compile(
     r"(?<![A-Za-z\\])\(([A-J])\)"

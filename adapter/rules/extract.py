@@ -1,20 +1,22 @@
-"""Final-answer extraction: the answer a completion commits to, not every value it mentions.
+"""Final-answer spans: the answer a completion commits to, not every value it mentions.
 
 Order of preference: the last ``\\boxed{}`` / ``\\fbox{}`` (boxes joined only by "and", "or"
 or commas count as one answer: "\\boxed{3} or \\boxed{4}" is "3, 4"), "the final answer is ...",
-"#### ...", "Answer: ...", "the answer is ...", the last bold span; then, per type, a last
-resort (the last standing number, the expression after the last "=").
+"#### ...", "Answer: ...", "the answer is ...", the last bold span; without a marker, the claim
+on the last line (``trailing_expression``). Per-type extraction builds on these
+(``adapter.rules.final_answer``).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["anchored_answer", "extract_final_answer", "last_boxed", "trailing_expression"]
+__all__ = ["anchored_answer", "last_boxed", "trailing_expression"]
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-# What may stand between two boxes that together make one answer.
-_BOX_JOINER = re.compile(r"[\s$,;&]*(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)?[\s$,;&]*", re.IGNORECASE)
+# What may stand between two boxes that together make one answer. The separators after the word
+# are inside its group: two adjacent [\s$,;&]* would split a long run in quadratically many ways.
+_BOX_JOINER = re.compile(r"[\s$,;&]*(?:(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)[\s$,;&]*)?", re.IGNORECASE)
 # Anchors in order of preference; within one, the last occurrence wins.
 _ANCHORS = (
     re.compile(r"final answer\*{0,2}[ \t]*(?:is|:|=)\s{0,20}\*{0,2}[ \t]*(.+)", re.IGNORECASE),
@@ -130,24 +132,3 @@ def trailing_expression(text: str) -> str | None:
         return claim
     separator = "=" if "=" in claim else " is "
     return claim.rsplit(separator, 1)[-1].strip().strip("$").strip() or None
-
-
-def extract_final_answer(completion: str, answer_type: str | None = None) -> str | None:
-    """The final answer a completion commits to, or None when it commits to none."""
-    from adapter.rules import choice, number
-    from adapter.rules.settings import RuleSettings
-
-    text = completion[-RuleSettings().max_completion_chars :] if isinstance(completion, str) else ""
-    anchored = anchored_answer(text)
-    kind = (answer_type or "").upper()
-    if kind == "NUMBER":
-        return number.final_number_text(text, anchored)
-    if kind == "MULTIPLE_CHOICE":
-        letters = choice.chosen_letters(text, "")
-        return "".join(sorted(letters)) if letters else None
-    if anchored:
-        return anchored
-    if kind == "MATH_EXPRESSIONS":
-        return trailing_expression(text)
-    stripped = text.strip()
-    return stripped or None

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from typing import Any
 
-from adapter.prechecks import precheck
+from adapter.rules.answer_format import format_issue
 from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer, trailing_expression
+from adapter.rules.lookalikes import fold_lookalikes
 from adapter.rules.number import final_number_text, numbers_equal, parse_number
 from adapter.rules.settings import RuleSettings, RuleVerdict
-from adapter.rules.symbolic import SymbolicTimeout, completion_matches, math_equal
+from adapter.rules.symbolic import SymbolicTimeout, TooCostly, completion_matches, math_equal
 from adapter.rules.text import text_match
 from judge_vllm.schemas import AnswerType, coerce_text
 
@@ -21,11 +23,11 @@ logger = logging.getLogger(__name__)
 
 _MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b", re.IGNORECASE)
 _FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, AnswerType.MULTIPLE_CHOICE.value}
-# Pre-check reasons that mean "no final answer"; spoofing and injection are judge defences.
-_FORMAT_REASONS = {"empty", "punctuation_only", "master_key", "answer_spray", "no_final_answer"}
-_LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[].*,.*[)\]]$")
+_LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[][^\n,]*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
+_TYPES = frozenset(t.value for t in AnswerType)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def infer_answer_type(answer: str) -> str:
@@ -49,12 +51,12 @@ def _format_gate(completion: str, answer: str, kind: str) -> RuleVerdict | None:
     behind a marker is graded: the marked answer is then compared as a whole)."""
     if kind not in _FORMAT_GATED:
         return None
-    gate = precheck(completion, answer, kind)
-    if gate is None or gate.reason not in _FORMAT_REASONS:
+    issue = format_issue(fold_lookalikes(completion), answer, kind)
+    if issue is None:
         return None
-    if gate.reason == "answer_spray" and anchored_answer(completion) is not None:
+    if issue.reason == "answer_spray" and anchored_answer(completion) is not None:
         return None
-    return _verdict(0.0, gate.reason, gate.explanation, None)
+    return _verdict(0.0, issue.reason, issue.explanation, None)
 
 
 def _verdict(reward: float, reason: str, explanation: str, extracted: str | None) -> RuleVerdict:
@@ -70,15 +72,26 @@ def _grade_number(completion: str, answer: str, settings: RuleSettings) -> RuleV
     if parse_number(answer) is not None and parse_number(pred) is not None:
         return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
     # "2^3", "\sqrt{4}" or a reference like "2\sqrt{3}": sympy decides.
-    return _symbolic_verdict(answer, pred, settings)
+    return _symbolic_verdict(answer, pred, settings, settings.math_timeout_s)
 
 
-def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings) -> RuleVerdict:
+def _undecided(err: SymbolicTimeout | TooCostly, pred: str | None, settings: RuleSettings) -> RuleVerdict:
+    """Reward 0 when sympy ran out of time, or would build a number too large to bound."""
+    if isinstance(err, TooCostly):
+        verdict = _verdict(0.0, "too_costly", str(err), pred)
+    else:
+        verdict = _verdict(
+            0.0, "timeout", f"symbolic checks took longer than {settings.math_timeout_s:g} s", pred
+        )
+    logger.info("rule reward: %s (reward 0)", verdict.explanation)
+    return verdict
+
+
+def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings, timeout_s: float) -> RuleVerdict:
     try:
-        equal = math_equal(answer, pred, settings.math_timeout_s)
-    except SymbolicTimeout as err:
-        logger.info("rule reward: %s (reward 0)", err)
-        return _verdict(0.0, "timeout", str(err), pred)
+        equal = math_equal(answer, pred, timeout_s)
+    except (SymbolicTimeout, TooCostly) as err:
+        return _undecided(err, pred, settings)
     if equal:
         return _verdict(1.0, "match", f"{pred} is equivalent to {answer}", pred)
     return _verdict(0.0, "mismatch", f"{pred} is not equivalent to {answer}", pred)
@@ -86,7 +99,9 @@ def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings) -> RuleVer
 
 def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
     """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
-    plain text, or when it finds nothing: our final-answer span."""
+    plain text, or when it finds nothing: our final-answer span. Both checks share one
+    ``math_timeout_s``."""
+    deadline = time.monotonic() + settings.math_timeout_s
     pred = anchored_answer(completion) or trailing_expression(completion)
     if pred is not None and numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
         return _verdict(1.0, "match", f"{pred} equals {answer} as a number", pred)
@@ -94,9 +109,8 @@ def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVer
     if latex:
         try:
             equal = completion_matches(answer, completion, settings.math_timeout_s)
-        except SymbolicTimeout as err:
-            logger.info("rule reward: %s (reward 0)", err)
-            return _verdict(0.0, "timeout", str(err), pred)
+        except (SymbolicTimeout, TooCostly) as err:
+            return _undecided(err, pred, settings)
         if equal is not None:
             shown = pred or "math-verify's extraction"
             if equal:
@@ -104,7 +118,10 @@ def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVer
             return _verdict(0.0, "mismatch", f"{shown} is not equivalent to {answer}", pred)
     if pred is None:
         return _verdict(0.0, "no_final_answer", "no final expression found", None)
-    return _symbolic_verdict(answer, pred, settings)
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return _undecided(SymbolicTimeout(), pred, settings)
+    return _symbolic_verdict(answer, pred, settings, remaining)
 
 
 def _grade_choice(prompt: str, completion: str, answer: str) -> RuleVerdict:
@@ -126,20 +143,29 @@ def _grade_text(completion: str, answer: str) -> RuleVerdict:
     return _verdict(1.0 if ok else 0.0, why, f"text {why}: {span[:80]!r} vs {answer[:80]!r}", span[:200])
 
 
-def grade(
-    prompt: Any,
-    completion: Any,
-    answer: Any,
-    answer_type: str | None = None,
-    settings: RuleSettings = DEFAULT_SETTINGS,
+def _encodable(text: str) -> str:
+    """Lone surrogates (left by a bad decode upstream) as U+FFFD: a verdict quotes the texts, and
+    must encode as UTF-8 for JSON and logs."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _type_note(answer_type: object, kind: str) -> str:
+    if isinstance(answer_type, str) and answer_type:
+        return f" (answer_type {answer_type[:40]!r} unknown: graded as {kind})"
+    if answer_type is not None and not isinstance(answer_type, str):
+        return f" (answer_type of type {type(answer_type).__name__} ignored: graded as {kind})"
+    return f" (graded as {kind})"
+
+
+def _grade(
+    prompt: Any, completion: Any, answer: Any, answer_type: object, settings: RuleSettings
 ) -> RuleVerdict:
-    """The rule reward in [0, 1] for one completion; never raises, on any input."""
     try:
         prompt_s, completion_s, answer_s = (coerce_text(v, n) for v, n in
                                              ((prompt, "prompt"), (completion, "completion"), (answer, "answer")))  # fmt: skip
     except ValueError as err:
         return _verdict(0.0, "invalid_input", str(err), None)
-    completion_s = completion_s[-settings.max_completion_chars :]
+    completion_s = _encodable(completion_s[-settings.max_completion_chars :])
     answer_s = answer_s.strip()
     if not completion_s.strip():
         return _verdict(0.0, "empty", "empty completion", None)
@@ -149,30 +175,40 @@ def grade(
         return _verdict(
             0.0, "invalid_input", f"reference answer longer than {MAX_ANSWER_CHARS} characters", None
         )
-    kind = (answer_type or "").strip().upper()
-    inferred = kind not in {t.value for t in AnswerType}
+    answer_s = _encodable(answer_s)
+    kind = answer_type.strip().upper() if isinstance(answer_type, str) else ""
+    inferred = kind not in _TYPES
     if inferred:
         kind = infer_answer_type(answer_s)
+    gate = _format_gate(completion_s, answer_s, kind)
+    if gate is not None:
+        verdict = gate
+    elif kind == AnswerType.NUMBER.value:
+        verdict = _grade_number(completion_s, answer_s, settings)
+    elif kind == AnswerType.MATH_EXPRESSIONS.value:
+        verdict = _grade_math(completion_s, answer_s, settings)
+    elif kind == AnswerType.MULTIPLE_CHOICE.value:
+        verdict = _grade_choice(prompt_s, completion_s, answer_s)
+    else:
+        verdict = _grade_text(completion_s, answer_s)
+    if inferred:
+        verdict = verdict.model_copy(
+            update={"explanation": verdict.explanation + _type_note(answer_type, kind)}
+        )
+    return verdict
+
+
+def grade(
+    prompt: Any,
+    completion: Any,
+    answer: Any,
+    answer_type: str | None = None,
+    settings: RuleSettings = DEFAULT_SETTINGS,
+) -> RuleVerdict:
+    """The rule reward in [0, 1] for one completion; never raises, on any input (texts of any type,
+    lone surrogates, any size; an answer_type that is not a string is ignored)."""
     try:
-        gate = _format_gate(completion_s, answer_s, kind)
-        if gate is not None:
-            verdict = gate
-        elif kind == AnswerType.NUMBER.value:
-            verdict = _grade_number(completion_s, answer_s, settings)
-        elif kind == AnswerType.MATH_EXPRESSIONS.value:
-            verdict = _grade_math(completion_s, answer_s, settings)
-        elif kind == AnswerType.MULTIPLE_CHOICE.value:
-            verdict = _grade_choice(prompt_s, completion_s, answer_s)
-        else:
-            verdict = _grade_text(completion_s, answer_s)
+        return _grade(prompt, completion, answer, answer_type, settings)
     except Exception as err:  # a defined reward, never an exception into the trainer
         logger.warning("rule reward failed on malformed input (%s: %s); reward 0", type(err).__name__, err)
         return _verdict(0.0, "unparseable", f"could not grade: {type(err).__name__}", None)
-    if inferred:
-        note = (
-            f" (answer_type {answer_type!r} unknown: graded as {kind})"
-            if answer_type
-            else f" (graded as {kind})"
-        )
-        verdict = verdict.model_copy(update={"explanation": verdict.explanation + note})
-    return verdict

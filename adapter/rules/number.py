@@ -40,7 +40,7 @@ _MATH_WORDS = frozenset(
 )
 _UNIT_LETTERS = frozenset("mgshLKVWJN")
 _NEGATED_AFTER = re.compile(
-    r"^\s*(?:would be|is|are|was|will be)?\s*(?:wrong|incorrect|not\b)|^\s*is not\b", re.IGNORECASE
+    r"^\s*(?:(?:would be|is|are|was|will be)\s*)?(?:wrong|incorrect|not\b)|^\s*is not\b", re.IGNORECASE
 )
 _NEGATED_BEFORE = re.compile(r"(?:\bnot|\bisn't|\bnever|\bno)\s*$", re.IGNORECASE)
 # A number as it stands in running text: a LaTeX fraction, scientific notation, or plain.
@@ -58,12 +58,15 @@ _EXPRESSION_AFTER = re.compile(
     r"^(?:\s*[\^*!]|[(/]|\s*\\(?!text|mathrm|mbox|quad|qquad)[A-Za-z]|\s*(?:pi|sqrt|i)\b"
     r"|(?![" + "".join(sorted(_UNIT_LETTERS)) + r"])[A-Za-z](?![A-Za-z]))"
 )
-# Where the explanation after an anchored answer starts: "42 because ...", "7 (since ...)".
+# Where the explanation after an anchored answer starts: "42 because ...", "7 (since ...)". Each
+# branch starts only where a whitespace run starts (?<!\s): else every space of a long run would
+# rescan the rest of the run.
 _EXPLANATION = re.compile(
-    r"\s+(?:because|since|as|which|so|given|from|by|where|when|due|after|using|via|if|for|with|in)\b"
-    r"|\s*\(|\s+(?:--|–|—)\s+|;\s*",
+    r"(?<!\s)\s+(?:because|since|as|which|so|given|from|by|where|when|due|after|using|via|if|for|with|in)\b"
+    r"|(?<!\s)\s*\(|(?<!\s)\s+(?:--|–|—)\s+|;\s*",
 )
-_TUPLE = re.compile(r"[(\[].*,.*[)\]]")
+# A pair or interval "(1, 2]"; up to its first comma, so that no two .* compete for the commas.
+_TUPLE = re.compile(r"[(\[][^\n,]*,.*[)\]]")
 _VALUE_SIDE = re.compile(r"=|≈|\\approx|\\equiv")
 _LEAD_WORDS = re.compile(
     r"^(?:(?:approximately|approx\.?|about|around|roughly|exactly|just|only|equal to|equals|is|of|"

@@ -14,7 +14,9 @@ class RuleSettings(BaseModel):
 
     rel_tol: float = Field(default=1e-4, ge=0.0, le=1.0, description="relative tolerance for NUMBER")
     abs_tol: float = Field(default=1e-8, ge=0.0, le=1.0, description="absolute tolerance for NUMBER")
-    math_timeout_s: float = Field(default=2.0, gt=0.0, le=60.0, description="bound on one symbolic check")
+    math_timeout_s: float = Field(
+        default=2.0, gt=0.0, le=60.0, description="bound on the symbolic checks of one completion"
+    )
     max_completion_chars: int = Field(
         default=20_000,
         ge=100,

@@ -5,14 +5,19 @@ worker thread it raises, and trainers have silently zeroed every reward that way
 it off and bound each check ourselves: the work runs in a fresh daemon thread; on timeout we
 raise an exception inside that thread (sympy is pure Python, so it stops at the next
 bytecode) and return a defined result.
+
+Big-integer arithmetic is the exception: it runs in C and holds the GIL, so no such bound
+stops it. math-verify's parser (latex2sympy) builds powers, products, sums, factorials and
+functions unevaluated, so the cost of each parsed side is bounded from its tree
+(``adapter.rules.cost``) before ``verify`` evaluates anything; a too costly pair is decided
+without evaluation: the same unevaluated expression is a match, anything else is refused
+(``TooCostly``).
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
-import math
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -21,22 +26,20 @@ from typing import TypeVar
 import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
-__all__ = ["SymbolicTimeout", "completion_matches", "math_equal", "run_bounded", "too_costly"]
+from adapter.rules.cost import MAX_RESULT_DIGITS, too_costly
+
+__all__ = ["SymbolicTimeout", "TooCostly", "completion_matches", "math_equal", "run_bounded"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_EXPRESSION_CHARS = 2000
-MAX_RESULT_DIGITS = 100_000
-MAX_FACTORIAL = 20_000
-MAX_TOWER_STEPS = 50
+# The end of a completion that math-verify's own extraction sees. Its delimiter regexes take
+# quadratic time on runs such as "\\[\\[\\[..." and hold the GIL while they run: 8,000 characters
+# took 1.7 s, 4,000 take 0.45 s.
+MAX_COMPLETION_TAIL_CHARS = 4000
 NUMERIC_REL_TOL = 1e-6
 REAP_INTERVAL_S = 0.05
-# The innermost numeric power "a^{b}" / "a^b" / "a**b", evaluated first so towers fold from the top.
-_NUMERIC_POWER = re.compile(
-    r"(?<![\w.])(\d{1,300}(?:\.\d{1,50})?)\s{0,3}(?:\^|\*\*)\s{0,3}(?:\{\s{0,3}(\d{1,300})\s{0,3}\}|(\d{1,300}))(?![\d^])"
-)
-_FACTORIAL = re.compile(r"(\d{1,300})\s{0,3}!")
 _CONFIGS = (LatexExtractionConfig(), ExprExtractionConfig())
 
 
@@ -53,6 +56,10 @@ for _name in ("math_verify.parser", "math_verify.grader"):
 
 class SymbolicTimeout(Exception):
     """A symbolic check ran past its time bound."""
+
+
+class TooCostly(Exception):
+    """Evaluating an expression could build a number too large to bound in time."""
 
 
 class _Stop(BaseException):
@@ -127,29 +134,12 @@ def run_bounded(fn: Callable[[], T], timeout_s: float) -> T:
     return box["value"]  # type: ignore[return-value]
 
 
-def too_costly(text: str) -> bool:
-    """Numbers too large to build: a power tower or factorial whose value has over
-    ``MAX_RESULT_DIGITS`` digits. Big-integer arithmetic runs in C and holds the GIL, so no
-    in-process time bound can stop it; such expressions are refused before sympy sees them."""
-    for _ in range(MAX_TOWER_STEPS):
-        match = _NUMERIC_POWER.search(text)
-        if match is None:
-            break
-        base, exponent = float(match.group(1)), float(match.group(2) or match.group(3))
-        digits = exponent * math.log10(base) if base > 1 else 0.0
-        if digits > MAX_RESULT_DIGITS:
-            return True
-        text = (
-            text[: match.start()]
-            + ("1" if base <= 1 else str(int(10 ** min(digits, 250))))
-            + text[match.end() :]
-        )
-    return any(int(n) > MAX_FACTORIAL for n in _FACTORIAL.findall(text))
-
-
 def _parse(text: str) -> list[object]:
-    wrapped = text if "$" in text or "\\boxed" in text else f"${text}$"
-    return parse(wrapped, extraction_config=_CONFIGS, parsing_timeout=None)  # type: ignore[arg-type]
+    return parse(text, extraction_config=_CONFIGS, parsing_timeout=None)  # type: ignore[arg-type]
+
+
+def _parse_answer(text: str) -> list[object]:
+    return _parse(text if "$" in text or "\\boxed" in text else f"${text}$")
 
 
 def _numbers_agree(gold: object, pred: object) -> bool:
@@ -169,40 +159,37 @@ def _numbers_agree(gold: object, pred: object) -> bool:
 def _verified(gold_parsed: list[object], pred_parsed: list[object]) -> bool:
     if not gold_parsed or not pred_parsed:
         return False
+    if any(too_costly(parsed) for parsed in (*gold_parsed, *pred_parsed)):
+        if gold_parsed[0] == pred_parsed[0]:  # structural: the same expression, not evaluated
+            return True
+        raise TooCostly(f"refused: evaluating could build a number with over {MAX_RESULT_DIGITS:,} digits")
     if not verify(gold_parsed, pred_parsed, timeout_seconds=None):
         return False
     return _numbers_agree(gold_parsed[0], pred_parsed[0])
 
 
 def _equal(gold: str, pred: str) -> bool:
-    return _verified(_parse(gold), _parse(pred))
+    return _verified(_parse_answer(gold), _parse_answer(pred))
 
 
 def _completion_equal(gold: str, completion: str) -> bool | None:
-    pred_parsed = parse(completion, extraction_config=_CONFIGS, parsing_timeout=None)  # type: ignore[arg-type]
+    pred_parsed = _parse(completion)
     if not pred_parsed:
         return None
-    return _verified(_parse(gold), pred_parsed)
-
-
-def _refuse_costly(*texts: str) -> None:
-    for text in texts:
-        if too_costly(text):
-            raise SymbolicTimeout(f"refused: a number with over {MAX_RESULT_DIGITS} digits cannot be bounded")
+    return _verified(_parse_answer(gold), pred_parsed)
 
 
 def completion_matches(gold: str, completion: str, timeout_s: float) -> bool | None:
-    """math-verify's own extraction on a whole completion: True/False, or None if it found nothing."""
+    """math-verify's own extraction on a whole completion: True/False, or None if it found nothing.
+    Raises ``SymbolicTimeout`` or ``TooCostly``."""
     if len(gold) > MAX_EXPRESSION_CHARS:
         return False
-    tail = completion[-4 * MAX_EXPRESSION_CHARS :]
-    _refuse_costly(gold, tail)
+    tail = completion[-MAX_COMPLETION_TAIL_CHARS:]
     return run_bounded(lambda: _completion_equal(gold, tail), timeout_s)
 
 
 def math_equal(gold: str, pred: str, timeout_s: float) -> bool:
-    """Are ``gold`` and ``pred`` mathematically equivalent? Raises ``SymbolicTimeout``."""
+    """Are ``gold`` and ``pred`` mathematically equivalent? Raises ``SymbolicTimeout`` or ``TooCostly``."""
     if len(gold) > MAX_EXPRESSION_CHARS or len(pred) > MAX_EXPRESSION_CHARS:
         return False
-    _refuse_costly(gold, pred)
     return run_bounded(lambda: _equal(gold, pred), timeout_s)

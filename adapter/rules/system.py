@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from adapter.rules.grader import grade
-from adapter.rules.settings import RuleSettings
+from adapter.rules.settings import RuleSettings, RuleVerdict
 
 __all__ = ["RuleRewardSystem"]
 
@@ -21,15 +21,23 @@ class RuleRewardSystem:
         self, prompt: Any, completion: Any, answer: Any, answer_type: Any = None, **metadata: Any
     ) -> dict[str, Any]:
         """``{"reward", "source": "rule", "explanation", "extracted", "reason"}``; never raises."""
-        kind = answer_type if isinstance(answer_type, str) else None
-        verdict = grade(prompt, completion, answer, kind, self.settings)
+        verdict = grade(prompt, completion, answer, answer_type, self.settings)
         return {"source": "rule", **verdict.model_dump()}
 
     def reward_batch(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Rewards for dicts with ``prompt``, ``completion``, ``answer``, ``answer_type``, in order."""
+        """Rewards for dicts with ``prompt``, ``completion``, ``answer``, ``answer_type``, in order
+        (an item that is not a mapping gets reward 0, reason ``invalid_input``)."""
         return [
             self.reward(
                 item.get("prompt"), item.get("completion"), item.get("answer"), item.get("answer_type")
             )
+            if isinstance(item, Mapping)
+            else _invalid_item(item)
             for item in items
         ]
+
+
+def _invalid_item(item: object) -> dict[str, Any]:
+    explanation = f"batch item must be a mapping, got {type(item).__name__}"
+    verdict = RuleVerdict(reward=0.0, reason="invalid_input", explanation=explanation)
+    return {"source": "rule", **verdict.model_dump()}

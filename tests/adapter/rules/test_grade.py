@@ -1,3 +1,4 @@
+import json
 import time
 
 import pytest
@@ -256,6 +257,37 @@ def test_repeated_patterns_do_not_backtrack(unit):
     assert time.monotonic() - started < 5.0
 
 
+WIDE = RuleSettings(max_completion_chars=1_000_000)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "completion", "answer", "answer_type"),
+    [
+        pytest.param(
+            "q", "\\boxed{1}" + " " * 200_000 + "x\\boxed{2}", "2", "MATH_EXPRESSIONS", id="between-boxes"
+        ),
+        pytest.param("q", "Answer: 1" + " " * 200_000 + "x", "1", "NUMBER", id="before-explanation"),
+        pytest.param("q", "Answer: 1 x" + "\t" * 200_000 + "x", "1", "NUMBER", id="tabs-before-explanation"),
+        pytest.param("q", "Answer: (1" + ", 2" * 100_000 + "x", "1", "NUMBER", id="unclosed-pair"),
+        pytest.param("q", "The answer is (1" + "," * 100_000 + "x", "1", "NUMBER", id="commas-in-a-pair"),
+    ],
+)
+def test_long_runs_inside_an_answer_take_linear_time(prompt, completion, answer, answer_type):
+    """At the largest max_completion_chars: each took 2-11 s at 19,000 characters before (quadratic)."""
+    started = time.monotonic()
+    verdict = grade(prompt, completion, answer, answer_type, WIDE)
+    assert time.monotonic() - started < 5.0 and verdict.reason
+
+
+def test_option_parsing_and_answer_type_inference_take_linear_time():
+    """Prompts are cut to 20,000 characters for option parsing, references to 10,000: there the
+    quadratic patterns took 3.8-6.6 s and 0.7-0.9 s."""
+    started = time.monotonic()
+    assert grade("A) x" + " " * 19_990 + "y", "The answer is y", "A", "MULTIPLE_CHOICE").reward == 0.0
+    assert infer_answer_type("(" + "," * 9_998 + "x") == "TEXT"
+    assert time.monotonic() - started < 0.5
+
+
 def test_megabyte_completion_is_bounded():
     completion = "Let me think. " * 80_000 + "The final answer is \\boxed{42}."
     assert len(completion) > 1_000_000
@@ -301,3 +333,55 @@ def test_answer_type_enum_and_case_are_accepted():
 
     assert grade("q", "The answer is 7", "7", AnswerType.NUMBER).reason == "match"
     assert grade("q", "The answer is 7", "7", "number").explanation == "final number 7 equals 7"
+
+
+@pytest.mark.parametrize(
+    "answer_type", [5, 3.5, float("nan"), ["NUMBER"], {"type": "NUMBER"}, object(), b"NUMBER"]
+)
+def test_an_answer_type_that_is_not_a_string_is_ignored(answer_type):
+    verdict = grade("q", "The answer is 4", "4", answer_type)
+    assert verdict.reward == 1.0 and "graded as NUMBER" in verdict.explanation
+    assert RuleRewardSystem().reward("q", "The answer is 4", "4", answer_type)["reward"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("prompt", "completion", "answer"),
+    [
+        ("q", "4 \ud800", "4"),
+        ("q", "The answer is \udfff4\ud800", "4"),
+        ("q", "\\boxed{4}\ud800", "4"),
+        ("q", "The answer is Paris\udc00", "Paris\ud800"),
+        ("\ud800 (A) 4 (B) 5", "The answer is (A) \ud800", "A"),
+        ("q", "\ud800" * 1000, "4"),
+        ("q", "4", "\udfff"),
+    ],
+)
+@pytest.mark.parametrize("answer_type", ["NUMBER", "MATH_EXPRESSIONS", "MULTIPLE_CHOICE", "TEXT", None])
+def test_lone_surrogates_give_a_verdict_that_encodes_as_utf8(prompt, completion, answer, answer_type):
+    """A bad decode upstream leaves lone surrogates; the verdict quotes the texts, and JSON or a log
+    line of it must not fail (pydantic's model_dump_json raised on them)."""
+    result = RuleRewardSystem().reward(prompt, completion, answer, answer_type)
+    assert 0.0 <= result["reward"] <= 1.0 and result["reason"]
+    json.dumps(result, ensure_ascii=False).encode("utf-8")
+    grade(prompt, completion, answer, answer_type).model_dump_json()
+
+
+def test_reward_batch_gives_items_that_are_not_mappings_a_defined_reward():
+    results = RuleRewardSystem().reward_batch(
+        [None, 4, "The answer is 4", {"completion": "4", "answer": "4"}]
+    )
+    assert [(r["reward"], r["reason"]) for r in results[:3]] == [(0.0, "invalid_input")] * 3
+    assert results[3]["reward"] == 1.0 and all(r["source"] == "rule" for r in results)
+
+
+@pytest.mark.parametrize("answer_type", ["NUMBER", "MATH_EXPRESSIONS", "MULTIPLE_CHOICE", "TEXT", None])
+def test_ten_megabyte_inputs_are_graded_in_bounded_time(answer_type):
+    """Completions are cut to max_completion_chars, prompts to 20,000 characters for options, and
+    references over 10,000 characters refused, before any work (measured: under 0.1 s each)."""
+    completion = ("Let me think. " * 800_000)[:10_000_000] + " The answer is \\boxed{C}."
+    system = RuleRewardSystem()
+    started = time.monotonic()
+    assert system.reward("(A) 1 (B) 2 (C) 3 " * 600_000, completion, "C", answer_type)["reward"] in (0.0, 1.0)
+    assert system.reward("q", completion, "4" * 10_000_000, answer_type)["reason"] == "invalid_input"
+    assert system.reward("q", "\ud800" * 10_000_000, "4", answer_type)["reward"] == 0.0
+    assert time.monotonic() - started < 5.0
