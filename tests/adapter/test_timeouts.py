@@ -63,3 +63,23 @@ def test_a_retry_after_past_the_timeout_falls_back_at_once(fake_judge, tmp_path)
         elapsed = time.monotonic() - started
     assert result["source"] == "rule_fallback" and result["reason"] == "Judge unavailable"
     assert elapsed < 2.0 and fake_judge.counts["busy"] == 1
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer"),
+    [
+        ("So the result is $10^(10^10)$", "5"),  # a power tower on the fallback path
+        ("a" + "\n" * 15_000 + "a", "4"),  # quadratic pre-check regex before the fix
+        ("The answer is \\boxed{5}", "{10}^{10^{10}}"),
+    ],
+)
+def test_hostile_text_with_a_failing_judge_still_returns_within_timeout(
+    fake_judge, tmp_path, completion, answer
+):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    with _system(fake_judge.url, tmp_path, timeout=3.0, max_retries=0) as rs:
+        started = time.monotonic()
+        result = rs.reward("q", completion, answer, "MATH_EXPRESSIONS")
+        elapsed = time.monotonic() - started
+    assert result["reward"] is not None and result["source"] in ("rule", "rule_fallback")
+    assert elapsed < 3.0 + 1.0
