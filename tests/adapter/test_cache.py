@@ -382,6 +382,7 @@ def test_a_forked_child_reads_writes_and_closes(tmp_path):
     assert VerdictCache(tmp_path / "c", 100).get("parent3") == Verdict(score=0.75)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")
 def test_forks_while_other_threads_read_and_write_never_hang_the_child(tmp_path):
     # A thread inside SQLite at the fork left SQLite's allocator mutex locked in the child:

@@ -122,6 +122,7 @@ def test_non_ascii_answers_pass_through(completion):
     ],
     ids=["prose", "numbers", "unicode", "newlines", "letters"],
 )
+@pytest.mark.slow
 def test_ten_megabyte_completions_take_bounded_time(completion):
     """Only what a judge can be shown is read: the first and last MAX_JUDGED_CHARS (measured
     0.7-1.6 s; the whole 10 MB took 5-10 s)."""

@@ -1,8 +1,11 @@
+import pytest
+
 """Our rule reward against math-verify's own test cases (its sdist is fetched from PyPI, cached)."""
 
 from eval.math_verify_conformance import run, to_markdown
 
 
+@pytest.mark.slow
 def test_agrees_with_math_verify_on_at_least_95_percent_of_its_cases():
     report = run()
     assert report.total > 250  # the cases were actually found

@@ -45,6 +45,7 @@ def test_works_outside_the_main_thread():
     assert verdict.reward == 1.0 and verdict.reason == "match"
 
 
+@pytest.mark.slow
 def test_8_threads_x_200_calls_match_single_threaded():
     calls = [SYMBOLIC[i % len(SYMBOLIC)] for i in range(200)]
     single = [grade("q", c, a, "MATH_EXPRESSIONS").reward for c, a in calls]
