@@ -1,6 +1,6 @@
-import pytest
-
 """Our rule reward against math-verify's own test cases (its sdist is fetched from PyPI, cached)."""
+
+import pytest
 
 from eval.math_verify_conformance import run, to_markdown
 
