@@ -41,8 +41,8 @@ from typing import Any, TypedDict
 import diskcache
 
 from judge_prompts import template_version
-from judge_vllm.client import JudgeClientConfig
 from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.settings import JudgeClientConfig
 
 __all__ = ["CacheStats", "VerdictCache", "cache_key"]
 

@@ -29,8 +29,8 @@ from pydantic import Field, ValidationError, field_validator
 
 from adapter.calibration import ConfidenceCalibration
 from adapter.rules import RuleSettings
-from judge_vllm.client import JudgeClientConfig, check_judge_url
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.settings import JudgeClientConfig, check_judge_url
 
 __all__ = ["ENV_OVERRIDES", "ConfigLike", "RewardConfig", "interpolate_env", "load_reward_config"]
 

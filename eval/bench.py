@@ -32,9 +32,10 @@ from adapter import JudgeRewardSystem
 from eval.soak import _rss_mb
 from judge_prompts import render_prompt
 from judge_vllm import launcher
-from judge_vllm.client import JudgeClientConfig, _max_tokens
+from judge_vllm.client import _max_tokens
 from judge_vllm.contract import SCALE_LABELS, verdict_schema
 from judge_vllm.model_prep import prepare_model
+from judge_vllm.settings import JudgeClientConfig
 
 __all__ = ["main", "mixed_items"]
 

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from judge_vllm import launcher
-from judge_vllm.client import JudgeClient, JudgeClientConfig, api_root
+from judge_vllm.client import JudgeClient, api_root
 from judge_vllm.errors import JudgeError
 from judge_vllm.model_prep import DEFAULT_MODELS_DIR, prepare_model
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.settings import JudgeClientConfig
 
 __all__ = ["Command", "Subcommands", "add_server_commands", "build_parser", "main"]
 

@@ -19,8 +19,8 @@ import pytest
 
 import adapter.cache
 from adapter.cache import VerdictCache, _settings_digest, cache_key
-from judge_vllm.client import JudgeClientConfig
 from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.settings import JudgeClientConfig
 
 CONFIG = JudgeClientConfig()
 

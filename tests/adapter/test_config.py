@@ -94,7 +94,7 @@ def test_interpolate_env_is_recursive():
 
 
 def test_client_settings_are_declared_once_with_one_default():
-    from judge_vllm.client import JudgeClientConfig
+    from judge_vllm.settings import JudgeClientConfig
 
     assert set(JudgeClientConfig.model_fields) <= set(RewardConfig.model_fields)
     assert RewardConfig().mode == JudgeClientConfig().mode

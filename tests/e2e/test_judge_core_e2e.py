@@ -9,8 +9,9 @@ import httpx
 import pytest
 
 from judge_prompts import clip_middle, render_prompt
-from judge_vllm.client import JudgeClient, JudgeClientConfig
+from judge_vllm.client import JudgeClient
 from judge_vllm.schemas import AnswerType, JudgeRequest, Verdict
+from judge_vllm.settings import JudgeClientConfig
 
 pytestmark = pytest.mark.e2e
 

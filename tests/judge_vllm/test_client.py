@@ -4,7 +4,7 @@ import httpx
 import openai
 import pytest
 
-from judge_vllm.client import JudgeClient, JudgeClientConfig, api_root
+from judge_vllm.client import JudgeClient, api_root
 from judge_vllm.errors import (
     ContextOverflowError,
     JudgeParseError,
@@ -14,6 +14,7 @@ from judge_vllm.errors import (
 )
 from judge_vllm.retry import classify
 from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.settings import JudgeClientConfig
 from judge_vllm.testing.fake_server import FaultPlan
 
 
