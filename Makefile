@@ -1,13 +1,16 @@
 PYTHON ?= python3
 export PYTHON
 
-.PHONY: setup test demo bench serve stop
+.PHONY: setup test unit demo bench serve stop
 
 setup:  ## install dependencies and prepare the embedded SmolLM2 judge
 	bash scripts/setup.sh
 
 test:  ## the whole test suite (unit + end-to-end against a real vLLM CPU judge)
 	bash scripts/test.sh
+
+unit:  ## the fast unit tier: no network, no model, no trainer runs (about a minute on 2 cores)
+	$(PYTHON) -m pytest -m "not e2e and not slow" -n 2 -q
 
 demo:  ## score the bundled sample with rule and judge, print the report
 	bash scripts/demo.sh

@@ -10,7 +10,7 @@ have_everything() {
   "$PY" - <<'PYEOF' 2>/dev/null
 import importlib.metadata as md
 import accelerate, diskcache, fastapi, gguf, jinja2, math_verify, matplotlib, mypy, openai, psutil  # noqa
-import prometheus_client  # noqa
+import prometheus_client, xdist  # noqa
 import pydantic, pytest, pytest_asyncio, pytest_timeout, rich, scipy, tenacity, uvicorn, yaml  # noqa
 import datasets, transformers, trl, vllm  # noqa
 from transformers import AutoModelForCausalLM  # noqa: fails when CUDA torchvision is present

@@ -129,7 +129,7 @@ def test_prechecks_run_once_per_reward(fake_judge, tmp_path, monkeypatch):
 
 def test_debug_logging_has_a_line_per_judge_call_and_per_fallback(fake_judge, tmp_path, caplog):
     items = [{"prompt": f"q{i}", "completion": f"The answer is {i}", "answer": str(i)} for i in range(48)]
-    with caplog.at_level(logging.DEBUG, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
+    with caplog.at_level(logging.DEBUG, logger="JudgeReward"), _system(fake_judge.url, tmp_path, max_retries=0) as rs:
         rs.reward_batch(items)
         fake_judge.set_plan(FaultPlan(error_rate=1.0))
         rs.reward("q", "The answer is 99", "99")
