@@ -1,6 +1,5 @@
 import contextlib
 import gc
-import itertools
 import json
 import logging
 import os
@@ -380,46 +379,6 @@ def test_a_forked_child_reads_writes_and_closes(tmp_path):
     assert cache.get("child") == Verdict(score=0.25)
     cache.close()
     assert VerdictCache(tmp_path / "c", 100).get("parent3") == Verdict(score=0.75)
-
-
-@pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")
-def test_forks_while_other_threads_read_and_write_never_hang_the_child(tmp_path):
-    # A thread inside SQLite at the fork left SQLite's allocator mutex locked in the child:
-    # before the fork gates, about one child in eight hung on its first SQLite call.
-    cache = VerdictCache(tmp_path / "c", 200)
-    stop = threading.Event()
-
-    def write():
-        for i in itertools.count():
-            cache.set(f"k{i % 300}", Verdict(score=0.5, explanation="x" * 200))
-            if stop.wait(0.0005 if i % 5 == 0 else 0):
-                return
-
-    def read():
-        for i in itertools.count():
-            cache.get(f"k{i % 300}")
-            if stop.is_set():
-                return
-
-    def child():
-        cache.set("child", Verdict(score=0.25))  # may time out on the parent's writer: dropped, counted
-        cache.get("k1")
-        cache.close()
-        return {"done": True}
-
-    threads = [threading.Thread(target=write), threading.Thread(target=read)]
-    for thread in threads:
-        thread.start()
-    try:
-        time.sleep(0.05)
-        reports = [_in_forked_child(child, timeout_s=10) for _ in range(40)]
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join()
-        cache.close()
-    assert reports == [{"done": True}] * 40
 
 
 def test_a_cache_dropped_without_close_is_collected_and_its_writer_stops(tmp_path):
