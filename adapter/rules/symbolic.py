@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -71,6 +72,29 @@ def _raise_stop_in(thread: threading.Thread) -> None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Stop))
 
 
+def _drop_swallowed_stops(
+    previous: Callable[[sys.UnraisableHookArgs], object],
+) -> Callable[[sys.UnraisableHookArgs], None]:
+    """An unraisable-exception hook that ignores ``_Stop`` and hands anything else to ``previous``.
+
+    A ``_Stop`` that lands in a ``__del__`` or weakref callback is swallowed there and reported
+    to ``sys.unraisablehook``; the hook would format it while the reaper raises the next one in
+    the same thread, breaking the hook (pytest reports that as a failure of whatever test runs)."""
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, _Stop):
+            return
+        previous(unraisable)
+
+    hook.drops_swallowed_stops = True  # type: ignore[attr-defined]
+    return hook
+
+
+def _install_stop_filter() -> None:
+    if not getattr(sys.unraisablehook, "drops_swallowed_stops", False):
+        sys.unraisablehook = _drop_swallowed_stops(sys.unraisablehook)
+
+
 class _Reaper:
     """Re-raises ``_Stop`` in runaway workers until they exit: an asynchronous exception that lands
     in a weakref callback or ``__del__`` is swallowed there, and the work would go on. The reaper
@@ -82,6 +106,7 @@ class _Reaper:
         self._thread: threading.Thread | None = None
 
     def add(self, worker: threading.Thread) -> None:
+        _install_stop_filter()
         _raise_stop_in(worker)
         with self._lock:
             self._runaways.add(worker)

@@ -4,6 +4,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 
@@ -127,3 +128,30 @@ def test_the_same_costly_expression_matches_without_being_built():
     verdict = grade("q", "\\boxed{10^{10^{10}}}", "10^{10^{10}}", "MATH_EXPRESSIONS")
     assert verdict.reward == 1.0 and verdict.reason == "match" and time.monotonic() - started < 10.0
     assert grade("q", "\\boxed{10^{10^{10}}}", "10^{10^{11}}", "MATH_EXPRESSIONS").reason == "too_costly"
+
+
+class _SlowFinalizer:
+    def __del__(self):
+        sum(i for i in range(2_000))  # a stop lands here most of the time, and is swallowed
+
+
+def _finalizers_forever():
+    while True:
+        _SlowFinalizer()
+        sum(i for i in range(200))  # where a later stop ends the loop
+
+
+def test_stops_swallowed_in_finalizers_never_reach_the_unraisable_hook(monkeypatch):
+    """pytest's own hook broke when a stop landed while it formatted a swallowed one (a CI failure)."""
+    reported: list[type] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: reported.append(unraisable.exc_type))
+    before = threading.active_count()
+    with pytest.raises(SymbolicTimeout):
+        run_bounded(_finalizers_forever, 0.1)
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == before
+    assert reported == []
+    sys.unraisablehook(SimpleNamespace(exc_type=ValueError))  # type: ignore[arg-type]
+    assert reported == [ValueError]  # anything else still reaches the previous hook
