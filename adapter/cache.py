@@ -68,6 +68,8 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
     """A collision-safe key for the verdict the judge would give this request."""
     digest = _settings_digest(model, config).copy()
     fields = [request.prompt, request.completion, request.answer, request.answer_type]
+    if request.final_answer is not None:  # what a final-answer profile shows the judge
+        fields.append(request.final_answer)
     # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
     # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
     digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))
@@ -81,6 +83,10 @@ def _settings_digest(model: str, config: JudgeClientConfig) -> Any:
         "schema": KEY_SCHEMA_VERSION,
         "model": model,
         "templates": template_version(),
+        "profile": config.judge_profile().fingerprint,
+        "max_tokens": config.max_tokens,
+        "chat_template_kwargs": config.chat_template_kwargs,
+        "score_rubric": config.score_rubric.model_dump() if config.score_rubric else None,
         "mode": config.mode,
         "aspects": config.aspects,
         "max_explanation_chars": config.max_explanation_chars,

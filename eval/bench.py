@@ -32,7 +32,6 @@ from adapter import JudgeRewardSystem
 from eval.soak import _rss_mb
 from judge_prompts import render_prompt
 from judge_vllm import launcher
-from judge_vllm.client import _max_tokens
 from judge_vllm.contract import SCALE_LABELS, verdict_schema
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.settings import JudgeClientConfig
@@ -119,7 +118,7 @@ def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: Mode, dtype
     torch.set_num_threads(os.cpu_count() or 1)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
-    max_new = _max_tokens(JudgeClientConfig(mode=mode))
+    max_new = JudgeClientConfig(mode=mode).generation_max_tokens
     generated = 0
     started = time.perf_counter()
     with torch.inference_mode():
@@ -176,7 +175,7 @@ def _offline_rates(llm: Any, items: list[dict[str, str]], repeats: int) -> dict[
         )
         params = SamplingParams(
             temperature=0.0,
-            max_tokens=_max_tokens(JudgeClientConfig(mode=mode)),
+            max_tokens=JudgeClientConfig(mode=mode).generation_max_tokens,
             structured_outputs=constraint,
         )
         llm.chat([_messages(item, mode) for item in items[:2]], params, use_tqdm=False)

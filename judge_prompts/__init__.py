@@ -1,13 +1,18 @@
-"""Judge prompt templates: one system prompt with a rubric per answer_type, one user prompt.
+"""Judge prompt templates: one folder per judge profile under ``profiles/``.
 
-Layout for vLLM's prefix cache: the system message (role, scale, rubric, output contract)
-is fixed per (answer_type, mode) and comes first; everything that varies per request
-(question, reference, the graded response) comes last, in the user message.
+A profile's folder holds its Jinja templates (and its ``profile.yaml``, read by
+``judge_vllm.profiles``): for the chat endpoint an optional system template and a user
+template, for the completions endpoint one prompt template. Our own ``rubric`` profile
+has one system prompt with a rubric per answer_type and one user prompt.
 
-The graded response is wrapped in tags carrying a per-request random nonce, and anything
-in it that could close those tags or open a chat-template turn is neutralised, so it
-stays data. Templates are rendered in a sandbox with ``StrictUndefined``; request text is
-only ever passed as variables, never compiled as a template.
+Layout for vLLM's prefix cache: what is fixed per (profile, answer_type) comes first;
+everything that varies per request (question, reference, the graded response) comes last.
+
+In our rubric the graded response is wrapped in tags carrying a per-request random nonce.
+In every profile, anything in request text that could close those tags or open a
+chat-template turn is neutralised, so it stays data. Templates are rendered in a sandbox
+with ``StrictUndefined``; request text is only ever passed as variables, never compiled as
+a template.
 """
 
 from __future__ import annotations
@@ -26,18 +31,23 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 __all__ = [
+    "PROFILES_DIR",
     "RUBRICS",
     "JudgePrompt",
     "clip_middle",
     "neutralise",
+    "new_nonce",
     "render_prompt",
+    "render_template",
     "rubric_for",
+    "template_fingerprint",
     "template_version",
 ]
 
 logger = logging.getLogger(__name__)
 
-TEMPLATE_DIR = Path(__file__).parent
+PROFILES_DIR = Path(__file__).parent / "profiles"
+RUBRIC_DIR = PROFILES_DIR / "rubric"
 DEFAULT_RUBRIC = "default"
 RUBRICS: dict[str, str] = {
     "NUMBER": "number",
@@ -46,7 +56,7 @@ RUBRICS: dict[str, str] = {
     "TEXT": "text",
 }
 
-Mode = Literal["verdict", "fast"]
+Mode = Literal["verdict", "fast", "binary"]
 
 # 8 random lowercase letters (37.6 bits): unguessable by a completion written before it
 # is drawn, and fewer tokens than hex (many tokenizers split digits one per token), which
@@ -55,7 +65,7 @@ _NONCE_LETTERS = string.ascii_lowercase
 _NONCE_LENGTH = 8
 
 
-def _new_nonce() -> str:
+def new_nonce() -> str:
     """A fresh random tag nonce."""
     value = secrets.randbelow(len(_NONCE_LETTERS) ** _NONCE_LENGTH)  # one draw, not one per letter
     letters = []
@@ -65,13 +75,21 @@ def _new_nonce() -> str:
     return "".join(letters)
 
 
-_env = ImmutableSandboxedEnvironment(
-    loader=FileSystemLoader(TEMPLATE_DIR),
-    undefined=StrictUndefined,
-    autoescape=False,
-    keep_trailing_newline=False,
-    auto_reload=False,  # fixed for the process, like template_version(): no stat() per render
-)
+@cache
+def _environment(template_dir: Path) -> ImmutableSandboxedEnvironment:
+    return ImmutableSandboxedEnvironment(
+        loader=FileSystemLoader(template_dir),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,  # a file's one last newline is not part of its text
+        auto_reload=False,  # fixed for the process, like template_version(): no stat() per render
+    )
+
+
+def render_template(template_dir: Path, name: str, **variables: object) -> str:
+    """Render template ``name`` from ``template_dir`` in the sandbox, with ``StrictUndefined``."""
+    return _environment(template_dir.resolve()).get_template(name).render(**variables)
+
 
 # Anything that could close our response tag, or open a chat turn / special token of a
 # common chat template (ChatML, Llama 3, Gemma, Mistral), is defused by a zero-width break.
@@ -114,31 +132,48 @@ def clip_middle(text: str, max_chars: int) -> str:
     return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[-tail:]}"
 
 
-@cache
-def template_version() -> str:
-    """A short hash of every template's text: it changes whenever any template changes."""
+def template_fingerprint(template_dir: Path) -> str:
+    """A short hash of every file in a template folder (names and bytes)."""
     digest = hashlib.sha256()
-    for path in sorted(TEMPLATE_DIR.glob("*.j2")):
-        digest.update(path.name.encode())
+    for path in sorted(p for p in template_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(template_dir).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 
+@cache
+def template_version() -> str:
+    """A short hash of every bundled template and profile: it changes whenever any of them changes."""
+    return template_fingerprint(PROFILES_DIR)
+
+
 @dataclass(frozen=True)
 class JudgePrompt:
-    """Chat messages for one judge call: a fixed system message, then the request's data."""
+    """One judge call's prompt: chat messages (an optional fixed system message, then the
+    request's data as the user message), or for the completions endpoint ``user`` alone,
+    sent raw without a chat template."""
 
-    system: str
+    system: str | None
     user: str
 
     def messages(self) -> list[dict[str, str]]:
         """The OpenAI chat ``messages`` list."""
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
+        system = [] if self.system is None else [{"role": "system", "content": self.system}]
+        return [*system, {"role": "user", "content": self.user}]
+
+    @property
+    def text(self) -> str:
+        """Every character of the prompt (for size estimates)."""
+        return (self.system or "") + self.user
 
 
 @cache
 def _system_prompt(rubric: str, mode: Mode, aspects: bool) -> str:
-    return _env.get_template("system.j2").render(rubric=f"{rubric}.j2", mode=mode, aspects=aspects)
+    labels = ["Yes", "No"] if mode == "binary" else [str(s) for s in range(1, 6)]
+    output = "json" if mode == "verdict" else "label"
+    return render_template(
+        RUBRIC_DIR, "system.j2", rubric=f"{rubric}.j2", output=output, labels=labels, aspects=aspects
+    )
 
 
 def render_prompt(
@@ -155,11 +190,13 @@ def render_prompt(
 ) -> JudgePrompt:
     """Render the judge's messages for one request, clipping overlong texts."""
     rubric = rubric_for(answer_type)
-    user = _env.get_template("user.j2").render(
+    user = render_template(
+        RUBRIC_DIR,
+        "user.j2",
         prompt=neutralise(clip_middle(prompt, max_prompt_chars)),
         answer=neutralise(clip_middle(answer, max_prompt_chars)),
         completion=neutralise(clip_middle(completion, max_completion_chars)),
-        nonce=nonce or _new_nonce(),
+        nonce=nonce or new_nonce(),
         rubric_name=rubric.upper(),
     )
     return JudgePrompt(system=_system_prompt(rubric, mode, aspects), user=user)

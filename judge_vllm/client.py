@@ -1,9 +1,12 @@
 """The async judge client: requests in, verdicts out, over vLLM's OpenAI-compatible API.
 
+What to ask and how to read the reply come from the judge profile (``judge_vllm.profiles``):
+chat profiles go to ``/v1/chat/completions``, raw-prompt profiles to ``/v1/completions``.
 One ``openai.AsyncOpenAI`` per client with its own retries off (``max_retries=0``):
 tenacity owns retries (see ``judge_vllm.retry``). ``judge_many`` sends one request to
-vLLM's ``/v1/chat/completions/batch`` when the server has it and falls back, for good,
-to concurrent single calls when it answers 404 (any other OpenAI-compatible server).
+vLLM's ``/v1/chat/completions/batch`` (chat) or one ``/v1/completions`` call with a list
+of prompts (completions); when the chat batch endpoint answers 404 (any other
+OpenAI-compatible server) it falls back, for good, to concurrent single calls.
 Prompts that could overflow the model's context are measured with vLLM's ``/tokenize``
 and the graded completion cut by tokens (see ``judge_vllm.context``).
 """
@@ -23,12 +26,12 @@ from pydantic import (
     ValidationError,
 )
 
-from judge_prompts import clip_middle, render_prompt
+from judge_prompts import JudgePrompt, clip_middle
 from judge_vllm.context import cut_tokens, join_cut, might_overflow
-from judge_vllm.contract import SCALE_LABELS, fast_verdict, json_verdict, verdict_schema
+from judge_vllm.contract import json_verdict, label_verdict, verdict_schema
 from judge_vllm.errors import JudgeError, JudgeInputError, JudgeParseError, JudgeRequestError
 from judge_vllm.retry import classify, retrying, status_error
-from judge_vllm.schemas import ChatChoice, JudgeRequest, Verdict, parse_chat_reply
+from judge_vllm.schemas import JudgeReply, JudgeRequest, Verdict, parse_chat_reply, parse_completion_reply
 from judge_vllm.settings import JudgeClientConfig
 
 __all__ = ["JudgeClient", "api_root"]
@@ -36,9 +39,10 @@ __all__ = ["JudgeClient", "api_root"]
 logger = logging.getLogger(__name__)
 
 BATCH_PATH = "/chat/completions/batch"
-JSON_OVERHEAD_TOKENS = 24
+CHAT_PATH = "/chat/completions"
+COMPLETIONS_PATH = "/completions"
 CONTEXT_FIT_ROUNDS = 3
-ASPECT_TOKENS = 24
+CHOICE_MAX_TOKENS = 16
 MIN_ATTEMPT_S = 0.05
 HTTP_KEEPALIVE = 64
 T = TypeVar("T")
@@ -48,15 +52,6 @@ def api_root(judge_url: str) -> str:
     """The server root (``http://host:port``) for a judge URL given with or without ``/v1``."""
     url = judge_url.rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
-
-
-def _max_tokens(config: JudgeClientConfig) -> int:
-    if config.mode == "fast":
-        return 1  # the label; vLLM would spend one more engine step on end-of-text
-    # JSON punctuation and the score, plus the explanation at a worst case of one token per
-    # character (digits). The schema's maxLength ends generation long before this cap.
-    extra = ASPECT_TOKENS if config.aspects else 0
-    return JSON_OVERHEAD_TOKENS + extra + config.max_explanation_chars
 
 
 class JudgeClient:
@@ -79,13 +74,17 @@ class JudgeClient:
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=HTTP_KEEPALIVE),
         )
         self._headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        self.profile = self.config.judge_profile()
+        self._max_tokens = self.config.max_tokens or self.profile.max_tokens
         self._model: str | None = self.config.model
-        self._label_ids: dict[str, int] | None = None
+        self._label_ids: list[int] | None = None
+        self._multi_token_labels = False
         self._max_model_len: int | None = None
         self._tokenize_supported = True
         self.context_cuts = 0
         self.coarse_fast_verdicts = 0
         self._batch_supported = self.config.use_batch_endpoint
+        self._chat = self.profile.endpoint == "chat"
         self._setup_lock = asyncio.Lock()
 
     async def __aenter__(self) -> JudgeClient:
@@ -138,19 +137,30 @@ class JudgeClient:
         )
         return reply.json()["prompt"]
 
-    async def _label_token_ids(self) -> dict[str, int] | None:
-        """Token ids of the score labels (fast mode), via vLLM's ``/tokenize``; None elsewhere."""
+    async def _label_token_ids(self) -> list[int] | None:
+        """Token ids of the profile's labels (bare and after a space, where each is one token), via
+        vLLM's ``/tokenize``; None when the labels cannot be weighed at one position (a label of
+        several tokens, JSON output, no ``/tokenize``): rewards then use the sampled label."""
+        if not self.profile.one_token_labels:
+            return None
         if self._label_ids is None:
-            ids: dict[str, int] = {}
-            for label in SCALE_LABELS:
-                reply = await self._tokenize({"prompt": label, "add_special_tokens": False})
-                if reply is None:  # fast mode then reads the sampled label only
-                    self._label_ids = {}
+            ids: list[int] = []
+            for label in self.profile.labels:
+                found = []
+                for text in (label, " " + label):
+                    reply = await self._tokenize({"prompt": text, "add_special_tokens": False})
+                    if reply is None:
+                        self._label_ids = []
+                        return None
+                    if len(reply.get("tokens", [])) == 1:
+                        found.append(reply["tokens"][0])
+                if not found:
+                    logger.info(
+                        "label %r is several tokens for %s: rewards use the sampled label", label, self._model
+                    )
+                    self._label_ids = []
                     return None
-                tokens = reply.get("tokens", [])
-                if len(tokens) != 1:
-                    raise JudgeRequestError(f"score label {label!r} is not a single token for {self._model}")
-                ids[label] = tokens[0]
+                ids.extend(dict.fromkeys(found))
             self._label_ids = ids
         return self._label_ids or None
 
@@ -166,88 +176,100 @@ class JudgeClient:
 
     # -- judging -------------------------------------------------------------------
 
-    def _sampling(self, label_ids: dict[str, int] | None) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "max_tokens": _max_tokens(self.config),
-            "temperature": self.config.temperature,
-        }
+    def _sampling(self, label_ids: list[int] | None) -> dict[str, Any]:
+        max_tokens = self._max_tokens
+        if self.profile.constraint == "choice" and not label_ids and self.config.max_tokens is None:
+            max_tokens = max(max_tokens, CHOICE_MAX_TOKENS)  # labels of unknown length: room for each
+        body: dict[str, Any] = {"max_tokens": max_tokens, "temperature": self.config.temperature}
         if self.config.seed is not None:
             body["seed"] = self.config.seed
-        if self.config.mode == "fast":
-            body["structured_outputs"] = {"choice": list(SCALE_LABELS)}
-            if label_ids:
-                body["logprobs"] = True
-                body["logprob_token_ids"] = list(label_ids.values())
-        else:
+        profile = self.profile
+        if profile.constraint == "choice":
+            body["structured_outputs"] = {"choice": list(profile.labels)}
+        elif profile.constraint == "regex":
+            body["structured_outputs"] = {"regex": profile.regex}
+        elif profile.constraint == "json":
             schema = verdict_schema(self.config.aspects, self.config.max_explanation_chars)
             body["structured_outputs"] = {"json": schema}
+        if label_ids:
+            body["logprobs"] = True if self._chat else 1
+            body["logprob_token_ids"] = label_ids
+        if self._chat and self.config.chat_template_kwargs:
+            body["chat_template_kwargs"] = self.config.chat_template_kwargs
         return body
 
-    def _render(self, request: JudgeRequest, completion: str) -> list[dict[str, str]]:
-        return render_prompt(
-            request.prompt,
+    def _render(self, request: JudgeRequest, completion: str) -> JudgePrompt:
+        return self.profile.render(
+            request,
             completion,
-            request.answer,
-            request.answer_type,
-            mode=self.config.mode,
-            aspects=self.config.aspects,
             max_prompt_chars=self.config.max_prompt_chars,
             max_completion_chars=self.config.max_completion_chars,
-        ).messages()
+            score_rubric=self.config.score_rubric,
+            aspects=self.config.aspects,
+        )
 
-    async def _messages(self, request: JudgeRequest) -> list[dict[str, str]]:
-        """The request's chat messages, its completion cut by tokens if the context needs it."""
-        completion = clip_middle(request.completion, self.config.max_completion_chars)
-        messages = self._render(request, completion)
-        max_tokens = _max_tokens(self.config)
+    def _graded_text(self, request: JudgeRequest) -> str:
+        """What the judge is shown of the completion: all of it, or the extracted final answer."""
+        if self.profile.judge_input == "final_answer" and request.final_answer is not None:
+            return request.final_answer
+        return request.completion
+
+    def _tokenize_body(self, prompt: JudgePrompt) -> dict[str, Any]:
+        if self._chat:
+            return {"messages": prompt.messages(), "add_generation_prompt": True}
+        return {"prompt": prompt.user, "add_special_tokens": True}
+
+    async def _prompt(self, request: JudgeRequest) -> JudgePrompt:
+        """The request's prompt, its completion cut by tokens if the context needs it."""
+        completion = clip_middle(self._graded_text(request), self.config.max_completion_chars)
+        prompt = self._render(request, completion)
         for _ in range(CONTEXT_FIT_ROUNDS):
-            if not might_overflow(messages, max_tokens, self._max_model_len):
-                return messages
-            measured = await self._tokenize({"messages": messages, "add_generation_prompt": True})
+            if not might_overflow(prompt.text, self._max_tokens, self._max_model_len):
+                return prompt
+            measured = await self._tokenize(self._tokenize_body(prompt))
             if measured is None or self._max_model_len is None:
-                return messages
-            excess = measured["count"] + max_tokens - self._max_model_len
+                return prompt
+            excess = measured["count"] + self._max_tokens - self._max_model_len
             if excess <= 0:
-                return messages
+                return prompt
             tokenized = await self._tokenize({"prompt": completion, "add_special_tokens": False})
             if tokenized is None:
-                return messages
+                return prompt
             head, tail, omitted = cut_tokens(tokenized["tokens"], excess)
             start, end = await asyncio.gather(self._detokenize(head), self._detokenize(tail))
             completion = join_cut(start, end, omitted)
-            messages = self._render(request, completion)
+            prompt = self._render(request, completion)
             self.context_cuts += 1
-        return messages
+        return prompt
 
-    def _parse(self, choice: ChatChoice) -> Verdict:
-        content = (choice.get("message") or {}).get("content")
-        finish_reason = choice.get("finish_reason")
-        if self.config.mode != "fast":
-            return json_verdict(content, finish_reason)
-        label_logprobs = _label_logprobs(choice)
-        if not label_logprobs:
+    def _parse(self, reply: JudgeReply) -> Verdict:
+        if self.profile.output == "json":
+            return json_verdict(reply.text, reply.finish_reason)
+        verdict = label_verdict(reply, self.profile.labels, self.profile.verdict_pattern)
+        if verdict.confidence is None and self.profile.one_token_labels and not self._multi_token_labels:
             self._note_coarse_fast_verdict()
-        return fast_verdict(content, finish_reason, label_logprobs)
+        return verdict
 
     def _note_coarse_fast_verdict(self) -> None:
-        """Fast mode without label logprobs reads the sampled label only: say so, once, and count."""
+        """A label verdict without label logprobs reads the sampled label only: say so, once, and count."""
         self.coarse_fast_verdicts += 1
         if self.coarse_fast_verdicts == 1:
             logger.warning(
-                "fast mode: the judge server at %s returned no label logprobs%s, so rewards are the "
-                "sampled label only (five levels, no confidence); serve the judge with vLLM directly "
-                "or use mode: verdict. Counted in get_metrics()['coarse_fast_verdicts'].",
+                "profile %s: the judge server at %s returned no label logprobs%s, so rewards are the "
+                "sampled label only (no probability weighting, no confidence); serve the judge with "
+                "vLLM directly or use mode: verdict. Counted in get_metrics()['coarse_fast_verdicts'].",
+                self.profile.name,
                 self._root,
                 "" if self._tokenize_supported else " (it has no /tokenize)",
             )
 
-    async def _complete(self, path: str, body: dict[str, Any]) -> list[ChatChoice]:
-        """POST a chat completion body and return the reply's choices."""
+    async def _complete(self, path: str, body: dict[str, Any]) -> list[JudgeReply]:
+        """POST a (chat) completion body and return the reply's choices."""
         reply = await self._post(path, body)
         try:
-            return parse_chat_reply(reply.content)
+            return parse_chat_reply(reply.content) if self._chat else parse_completion_reply(reply.content)
         except ValidationError as err:
-            raise JudgeParseError(f"judge reply is not a chat completion: {err}") from err
+            raise JudgeParseError(f"judge reply is not a completion: {err}") from err
 
     async def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         """POST JSON to ``path`` (under ``/v1`` unless it starts with the server root)."""
@@ -276,27 +298,41 @@ class JudgeClient:
                     raise classify(err) from err
         raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
 
+    async def _body(self, prompts: list[JudgePrompt], label_ids: list[int] | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": await self.model_name()}
+        if self._chat:
+            messages = [p.messages() for p in prompts]
+            body["messages"] = messages[0] if len(messages) == 1 else messages
+        else:
+            texts = [p.user for p in prompts]
+            body["prompt"] = texts[0] if len(texts) == 1 else texts
+        body.update(self._sampling(label_ids))
+        return body
+
     async def judge(self, request: JudgeRequest) -> Verdict:
         """Judge one request (raises a ``JudgeError`` on failure)."""
-        label_ids = await self._label_token_ids() if self.config.mode == "fast" else None
-        body = {"model": await self.model_name(), "messages": await self._messages(request)}
-        body.update(self._sampling(label_ids))
-        choices = await self._complete("/chat/completions", body)
+        label_ids = await self._label_token_ids()
+        body = await self._body([await self._prompt(request)], label_ids)
+        choices = await self._complete(CHAT_PATH if self._chat else COMPLETIONS_PATH, body)
         if not choices:
             raise JudgeParseError("judge reply has no choices")
         return self._parse(choices[0])
 
     def endpoint(self, items: int) -> str:
         """The path a call carrying ``items`` requests goes to (for logs)."""
-        return "/v1" + (BATCH_PATH if self._batch_supported and items > 1 else "/chat/completions")
+        if not self._chat:
+            return "/v1" + COMPLETIONS_PATH
+        return "/v1" + (BATCH_PATH if self._batch_supported and items > 1 else CHAT_PATH)
 
     async def judge_many(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
         """Judge several requests; each slot holds a verdict or that request's error."""
         if not requests:
             return []
+        if len(requests) > 1 and not self._chat:
+            return await self._judge_batch(requests, COMPLETIONS_PATH)
         if self._batch_supported and len(requests) > 1:
             try:
-                return await self._judge_batch(requests)
+                return await self._judge_batch(requests, BATCH_PATH)
             except JudgeRequestError as err:
                 if err.status_code not in (404, 405):
                     raise
@@ -305,18 +341,21 @@ class JudgeClient:
         results = await asyncio.gather(*(self.judge(r) for r in requests), return_exceptions=True)
         return [_as_outcome(r) for r in results]
 
-    async def _judge_batch(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
-        label_ids = await self._label_token_ids() if self.config.mode == "fast" else None
-        prepared = await asyncio.gather(*(self._messages(r) for r in requests), return_exceptions=True)
+    async def _judge_batch(self, requests: list[JudgeRequest], path: str) -> list[Verdict | JudgeError]:
+        """One call for several requests: vLLM's chat batch endpoint, or a completions prompt list."""
+        label_ids = await self._label_token_ids()
+        prepared = await asyncio.gather(*(self._prompt(r) for r in requests), return_exceptions=True)
         results: list[Verdict | JudgeError | None] = [
-            None if isinstance(p, list) else _as_outcome(p) for p in prepared
+            None if isinstance(p, JudgePrompt) else _as_outcome(p) for p in prepared
         ]  # a request that cannot be prepared keeps its error; the others go in one call
-        sendable = [i for i, p in enumerate(prepared) if isinstance(p, list)]
+        sendable = [i for i, p in enumerate(prepared) if isinstance(p, JudgePrompt)]
         if not sendable:
             return results  # type: ignore[return-value]
-        body: dict[str, Any] = {"model": await self.model_name(), "messages": [prepared[i] for i in sendable]}
-        body.update(self._sampling(label_ids))
-        by_index = {choice["index"]: choice for choice in await self._complete(BATCH_PATH, body)}
+        prompts = [prepared[i] for i in sendable]
+        body = await self._body(prompts, label_ids)  # type: ignore[arg-type]
+        if self._chat and len(prompts) == 1:
+            body["messages"] = [body["messages"]]  # the batch endpoint takes a list of conversations
+        by_index = {choice.index: choice for choice in await self._complete(path, body)}
         for slot, i in enumerate(sendable):
             choice = by_index.get(slot)
             if choice is None:
@@ -336,14 +375,3 @@ def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:
     if isinstance(result, Exception):
         return JudgeInputError(f"request could not be sent: {type(result).__name__}: {result}")
     raise result
-
-
-def _label_logprobs(choice: ChatChoice) -> dict[str, float] | None:
-    """The first generated position's logprobs for the score labels, if the server sent them."""
-    content = (choice.get("logprobs") or {}).get("content")
-    if not content:
-        return None
-    first = content[0]
-    values = {entry["token"]: entry["logprob"] for entry in first.get("top_logprobs") or []}
-    values.setdefault(first["token"], first["logprob"])
-    return {k: v for k, v in values.items() if k in SCALE_LABELS}

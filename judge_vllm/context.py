@@ -25,11 +25,11 @@ CUT_SLACK_TOKENS = 32
 MIN_KEPT_TOKENS = 64
 
 
-def might_overflow(messages: list[dict[str, str]], max_tokens: int, max_model_len: int | None) -> bool:
-    """False only when the prompt provably fits: no token is shorter than one UTF-8 byte."""
+def might_overflow(text: str, max_tokens: int, max_model_len: int | None) -> bool:
+    """False only when the prompt's ``text`` provably fits: no token is shorter than one UTF-8 byte."""
     if max_model_len is None:
         return True
-    size = sum(len(m["content"].encode()) for m in messages)
+    size = len(text.encode())
     return size + CHAT_TEMPLATE_TOKENS + max_tokens > max_model_len
 
 

@@ -1,40 +1,49 @@
-"""What the judge must emit, and how its output becomes a ``Verdict``.
+"""What the judge must emit, and how its reply becomes a ``Verdict``.
 
-Two output contracts share the same prompts and rubric:
+Two output contracts (a profile picks one, see ``judge_vllm.profiles``):
 
-- ``verdict``: a JSON object ``{"score": 1-5, "explanation": "...", [aspects]}``,
-  constrained by a JSON schema (score first, explanation bounded by ``maxLength``).
-- ``fast``: a single digit 1-5, constrained by a ``choice``; the reward is the expected
-  score under the judge's probabilities for the five labels, and ``confidence`` is the
-  peak probability. One generated token per judgment: ``max_tokens=1`` ends the reply
-  at the label (``finish_reason="length"``), one engine step before the end-of-text
-  token would.
+- ``label``: the reply is a label (or holds one where the profile's ``verdict_pattern``
+  finds it, e.g. ``Final Judgment: \\boxed{A}``); each label maps to a reward, or to
+  ``invalid`` (reward 0). When the server sent logprobs at the label's position, the
+  reward is the expected reward under the judge's renormalised label probabilities and
+  ``confidence`` the peak probability; otherwise the sampled label's reward. Our rubric's
+  ``fast`` mode is this contract with labels 1-5 and one generated token per judgment
+  (``max_tokens=1`` ends the reply at the label, ``finish_reason="length"``).
+- ``json``: our rubric's ``verdict`` mode, ``{"score": 1-5, "explanation": "...",
+  [aspects]}``, constrained by a JSON schema (score first, explanation bounded).
 
-Parsing is pure: it raises ``JudgeParseError`` for a truncated reply
-(``finish_reason != "stop"``, except a whole fast-mode label), invalid JSON or an
+A reasoning judge's reply is read after its reasoning (``judge_vllm.reasoning``); a reply
+cut inside its reasoning is a ``JudgeReasoningCutError``. Parsing is pure: it raises
+``JudgeParseError`` for a truncated reply, a missing or unknown label, invalid JSON or an
 out-of-range score; it never returns a default score.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judge_vllm.errors import JudgeParseError
-from judge_vllm.schemas import Verdict
+from judge_vllm.errors import JudgeParseError, JudgeReasoningCutError
+from judge_vllm.reasoning import UnclosedReasoning, final_part
+from judge_vllm.schemas import JudgeReply, LogprobPosition, Verdict
 
 __all__ = [
     "ASPECTS",
+    "INVALID",
     "SCALE",
     "SCALE_LABELS",
-    "fast_verdict",
     "json_verdict",
+    "label_verdict",
     "scale_to_unit",
     "verdict_schema",
 ]
+
+INVALID = "invalid"
+MAX_EXPLANATION_CHARS = 400
 
 SCALE = (1, 2, 3, 4, 5)
 SCALE_LABELS = tuple(str(s) for s in SCALE)
@@ -73,22 +82,35 @@ class _JudgeJSON(BaseModel):
     relevance: int | None = Field(default=None, ge=SCALE[0], le=SCALE[-1])
 
 
-def _require_stop(content: str | None, finish_reason: str | None) -> str:
-    if finish_reason not in (None, "stop"):
-        raise JudgeParseError(
-            f"judge reply cut short (finish_reason={finish_reason!r}): raise max_tokens or shorten "
-            "the explanation",
-            raw=content,
-            finish_reason=finish_reason,
-        )
+def _final_text(content: str | None, finish_reason: str | None) -> str:
+    """The reply after any reasoning; a reply cut inside its reasoning is a typed error."""
     if not content:
         raise JudgeParseError("judge reply is empty", raw=content, finish_reason=finish_reason)
-    return content
+    try:
+        return final_part(content)
+    except UnclosedReasoning as err:
+        raise JudgeReasoningCutError(
+            f"judge reply ended inside its reasoning (finish_reason={finish_reason!r}, {err}): raise "
+            "max_tokens, or turn reasoning off (chat_template_kwargs: {enable_thinking: false})",
+            raw=content,
+            finish_reason=finish_reason,
+        ) from None
+
+
+def _cut_short(content: str | None, finish_reason: str | None) -> JudgeParseError:
+    return JudgeParseError(
+        f"judge reply cut short (finish_reason={finish_reason!r}): raise max_tokens or shorten "
+        "the explanation",
+        raw=content,
+        finish_reason=finish_reason,
+    )
 
 
 def json_verdict(content: str | None, finish_reason: str | None) -> Verdict:
-    """Parse a verdict-mode reply."""
-    text = _require_stop(content, finish_reason)
+    """Parse a JSON (``verdict`` mode) reply."""
+    text = _final_text(content, finish_reason)
+    if finish_reason not in (None, "stop"):
+        raise _cut_short(content, finish_reason)
     try:
         reply = _JudgeJSON.model_validate_json(text)
     except ValidationError as err:
@@ -100,34 +122,122 @@ def json_verdict(content: str | None, finish_reason: str | None) -> Verdict:
         explanation=reply.explanation,
         detailed_scores=detailed,
         raw=text,
+        label=str(reply.score),
     )
 
 
-def fast_verdict(
-    content: str | None, finish_reason: str | None, label_logprobs: Mapping[str, float] | None
-) -> Verdict:
-    """Parse a fast-mode reply: expected score over the labels' renormalised probabilities.
+def _find_label(text: str, pattern: re.Pattern[str] | None) -> tuple[str, int, int] | None:
+    """The label in ``text`` and its span: the last match of ``pattern``'s group 1, else the whole text."""
+    if pattern is None:
+        stripped = text.strip()
+        start = text.find(stripped) if stripped else 0
+        return stripped, start, start + len(stripped)
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 (the last match is the verdict)
+        pass
+    if last is None:
+        return None
+    return last.group(1).strip(), last.start(1), last.end(1)
 
-    A whole label is the whole reply, so ``"length"`` (the one-token cap) is as final as
-    ``"stop"``. Without logprobs (a server that does not return them) the sampled label is
-    the score and confidence is unknown.
-    """
-    text = _require_stop(content, "stop" if finish_reason == "length" else finish_reason).strip()
-    if text not in SCALE_LABELS:
-        raise JudgeParseError(f"judge reply {text!r} is not one of {', '.join(SCALE_LABELS)}", raw=text)
-    if not label_logprobs:
-        return Verdict(score=scale_to_unit(int(text)), explanation=f"score {text}/5", raw=text)
-    finite = {k: v for k, v in label_logprobs.items() if k in SCALE_LABELS and math.isfinite(v)}
+
+def _label_position(
+    positions: list[LogprobPosition], label: str, pattern: re.Pattern[str] | None
+) -> LogprobPosition | None:
+    """The generated position where the label was sampled, found by reading the tokens' text the
+    same way as the reply (reasoning first, then the label); None when the label is not one token."""
+    joined = "".join(p.token for p in positions)
+    try:
+        final = final_part(joined)
+    except UnclosedReasoning:
+        return None
+    found = _find_label(final, pattern)
+    if found is None or found[0] != label:
+        return None
+    offset = len(joined) - len(final) + found[1]
+    end = 0
+    for position in positions:
+        end += len(position.token)
+        if end > offset:
+            return position if position.token.strip() == label else None
+    return None
+
+
+def _label_probabilities(position: LogprobPosition, labels: Mapping[str, object]) -> dict[str, float] | None:
+    """Renormalised probabilities of the labels at one position (tokens " A" and "A" both count as A)."""
+    finite: dict[str, list[float]] = {}
+    for token, logprob in position.logprobs.items():
+        name = token.strip()
+        if name in labels and math.isfinite(logprob):
+            finite.setdefault(name, []).append(logprob)
     if not finite:
-        raise JudgeParseError("judge returned no finite logprob for any score label", raw=text)
-    peak = max(finite.values())
-    weights = {k: math.exp(v - peak) for k, v in finite.items()}
+        return None
+    peak = max(max(v) for v in finite.values())
+    weights = {k: sum(math.exp(lp - peak) for lp in v) for k, v in finite.items()}
     total = sum(weights.values())
-    probs = {k: w / total for k, w in weights.items()}
-    expected = sum(int(k) * p for k, p in probs.items())
+    return {k: w / total for k, w in weights.items()}
+
+
+def _reward(label: str, labels: Mapping[str, float | str]) -> float:
+    value = labels[label]
+    return 0.0 if value == INVALID else float(value)
+
+
+def label_verdict(
+    reply: JudgeReply, labels: Mapping[str, float | str], verdict_pattern: str | None = None
+) -> Verdict:
+    """Parse a label reply (see the module docs).
+
+    A whole label is the whole reply when the label is generated under a one-token cap, so
+    ``"length"`` is as final as ``"stop"`` once the label is read; a reply in which no label
+    can be read is cut short if it ended on ``"length"``, else an unknown label.
+    """
+    pattern = re.compile(verdict_pattern) if verdict_pattern else None
+    text = _final_text(reply.text, reply.finish_reason)
+    found = _find_label(text, pattern)
+    if found is None or found[0] not in labels:
+        if reply.finish_reason == "length":
+            raise _cut_short(reply.text, reply.finish_reason)
+        shown = "no verdict found" if found is None else f"{found[0]!r} is not a label"
+        raise JudgeParseError(f"judge reply: {shown} (labels: {', '.join(labels)})", raw=reply.text)
+    if reply.finish_reason not in (None, "stop", "length"):
+        raise _cut_short(reply.text, reply.finish_reason)
+    label = found[0]
+    rest = (text[: found[1]] + text[found[2] :]).strip() if pattern else ""
+    position = _label_position(reply.positions, label, pattern) if reply.positions else None
+    probabilities = _label_probabilities(position, labels) if position else None
+    invalid = labels[label] == INVALID
+    if probabilities is None:
+        summary = f"label {label}" + (" (the judge marks the response invalid)" if invalid else "")
+        return Verdict(
+            score=_reward(label, labels),
+            explanation=_explain(summary, rest),
+            raw=reply.text,
+            label=label,
+        )
+    expected = sum(p * _reward(k, labels) for k, p in probabilities.items())
+    summary = _summarise(expected, probabilities, label, labels)
     return Verdict(
-        score=min(1.0, max(0.0, scale_to_unit(expected))),
-        explanation=f"expected score {expected:.2f}/5 (sampled {text})",
-        confidence=max(probs.values()),
-        raw=text,
+        score=min(1.0, max(0.0, expected)),
+        explanation=_explain(summary, rest),
+        confidence=max(probabilities.values()),
+        raw=reply.text,
+        label=label,
     )
+
+
+def _summarise(
+    expected: float, probabilities: Mapping[str, float], label: str, labels: Mapping[str, object]
+) -> str:
+    if tuple(labels) == SCALE_LABELS:  # our rubric: the expected score on its own scale
+        score = sum(int(k) * p for k, p in probabilities.items())
+        return f"expected score {score:.2f}/5 (sampled {label})"
+    shown = ", ".join(f"P({k})={probabilities.get(k, 0.0):.2f}" for k in labels)
+    return f"expected reward {expected:.2f}: {shown} (sampled {label})"
+
+
+def _explain(summary: str, rest: str) -> str:
+    if not rest:
+        return summary
+    if len(rest) > MAX_EXPLANATION_CHARS:
+        rest = "..." + rest[-MAX_EXPLANATION_CHARS:]
+    return f"{summary}. {rest}"

@@ -29,6 +29,7 @@ __all__ = [
     "JudgeError",
     "JudgeInputError",
     "JudgeParseError",
+    "JudgeReasoningCutError",
     "JudgeRequestError",
     "JudgeTimeoutError",
     "JudgeUnavailableError",
@@ -118,3 +119,9 @@ class JudgeParseError(JudgeError):
         super().__init__(message)
         self.raw = raw
         self.finish_reason = finish_reason
+
+
+class JudgeReasoningCutError(JudgeParseError):
+    """The judge's reply ended inside its reasoning: it never gave a verdict."""
+
+    reason = "Judge reply cut inside its reasoning"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -12,11 +13,14 @@ from typing_extensions import NotRequired, TypedDict
 __all__ = [
     "AnswerType",
     "ChatChoice",
+    "JudgeReply",
     "JudgeRequest",
+    "LogprobPosition",
     "Verdict",
     "coerce_text",
     "normalise_answer_type",
     "parse_chat_reply",
+    "parse_completion_reply",
     "valid_unicode",
 ]
 
@@ -77,6 +81,9 @@ class JudgeRequest(BaseModel):
     answer_type: str | None = None
     request_id: str = Field(default_factory=_new_request_id)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    final_answer: str | None = Field(
+        default=None, description="the completion's final answer as our rules extract it, if any"
+    )
 
     @field_validator("prompt", "completion", "answer", mode="before")
     @classmethod
@@ -107,6 +114,7 @@ class Verdict(BaseModel):
     judge_scores: dict[str, float | None] | None = Field(
         default=None, description="each member's score when the verdict aggregates an ensemble"
     )
+    label: str | None = Field(default=None, description="the label the judge gave (sampled)")
 
 
 # -- the judge server's reply ---------------------------------------------------------
@@ -135,9 +143,11 @@ class ChoiceLogprobs(TypedDict):
 
 
 class ChoiceMessage(TypedDict):
-    """The assistant message of one choice."""
+    """The assistant message of one choice (vLLM's reasoning parser puts reasoning apart)."""
 
     content: NotRequired[str | None]
+    reasoning_content: NotRequired[str | None]
+    reasoning: NotRequired[str | None]
 
 
 class ChatChoice(TypedDict):
@@ -155,9 +165,101 @@ class ChatReply(TypedDict):
     choices: list[ChatChoice]
 
 
+class CompletionLogprobs(TypedDict):
+    """Per-position logprobs of a completions choice (the legacy OpenAI layout)."""
+
+    tokens: NotRequired[list[str] | None]
+    token_logprobs: NotRequired[list[float | None] | None]
+    top_logprobs: NotRequired[list[dict[str, float] | None] | None]
+
+
+class CompletionChoice(TypedDict):
+    """One choice of an OpenAI-compatible (text) completion."""
+
+    index: int
+    text: NotRequired[str | None]
+    finish_reason: NotRequired[str | None]
+    logprobs: NotRequired[CompletionLogprobs | None]
+
+
+class CompletionReply(TypedDict):
+    """An OpenAI-compatible completion, as the judge reads it."""
+
+    choices: list[CompletionChoice]
+
+
 _CHAT_REPLY = TypeAdapter(ChatReply)
+_COMPLETION_REPLY = TypeAdapter(CompletionReply)
 
 
-def parse_chat_reply(body: bytes | str) -> list[ChatChoice]:
+@dataclass(frozen=True, slots=True)
+class LogprobPosition:
+    """One generated token and the logprobs the server sent for it (token text -> logprob)."""
+
+    token: str
+    logprobs: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeReply:
+    """One choice of a judge reply, chat or completions alike (built from a validated reply)."""
+
+    index: int
+    text: str | None
+    finish_reason: str | None
+    positions: list[LogprobPosition] | None = None
+
+
+def _chat_positions(choice: ChatChoice) -> list[LogprobPosition] | None:
+    content = (choice.get("logprobs") or {}).get("content")
+    if not content:
+        return None
+    positions = []
+    for entry in content:
+        values = {top["token"]: top["logprob"] for top in entry.get("top_logprobs") or []}
+        values.setdefault(entry["token"], entry["logprob"])
+        positions.append(LogprobPosition(token=entry["token"], logprobs=values))
+    return positions
+
+
+def _completion_positions(choice: CompletionChoice) -> list[LogprobPosition] | None:
+    logprobs = choice.get("logprobs") or {}
+    tokens = logprobs.get("tokens")
+    if not tokens:
+        return None
+    sampled = logprobs.get("token_logprobs") or []
+    tops = logprobs.get("top_logprobs") or []
+    positions = []
+    for i, token in enumerate(tokens):
+        values = dict((tops[i] if i < len(tops) else None) or {})
+        own = sampled[i] if i < len(sampled) else None
+        if own is not None:
+            values.setdefault(token, own)
+        positions.append(LogprobPosition(token=token, logprobs=values))
+    return positions
+
+
+def parse_chat_reply(body: bytes | str) -> list[JudgeReply]:
     """The choices of a chat completion reply body (raises pydantic's ValidationError)."""
-    return _CHAT_REPLY.validate_json(body)["choices"]
+    return [
+        JudgeReply(
+            index=choice["index"],
+            text=(choice.get("message") or {}).get("content"),
+            finish_reason=choice.get("finish_reason"),
+            positions=_chat_positions(choice),
+        )
+        for choice in _CHAT_REPLY.validate_json(body)["choices"]
+    ]
+
+
+def parse_completion_reply(body: bytes | str) -> list[JudgeReply]:
+    """The choices of a (text) completion reply body (raises pydantic's ValidationError)."""
+    return [
+        JudgeReply(
+            index=choice["index"],
+            text=choice.get("text"),
+            finish_reason=choice.get("finish_reason"),
+            positions=_completion_positions(choice),
+        )
+        for choice in _COMPLETION_REPLY.validate_json(body)["choices"]
+    ]

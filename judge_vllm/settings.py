@@ -11,10 +11,15 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from judge_vllm.errors import JudgeConfigError
+from judge_vllm.profiles import JudgeProfile, ScoreRubric, load_profile
+
 __all__ = ["REQUEST_TIMEOUT_SHARE", "JudgeClientConfig", "check_judge_url"]
 
 # Default share of ``timeout`` one HTTP attempt may take: a hung attempt leaves room for two more.
 REQUEST_TIMEOUT_SHARE = 1 / 3
+JSON_OVERHEAD_TOKENS = 24
+ASPECT_TOKENS = 24
 
 
 def check_judge_url(value: str) -> str:
@@ -23,6 +28,14 @@ def check_judge_url(value: str) -> str:
     if url is None or url.scheme not in ("http", "https") or not url.host:
         raise ValueError("must start with http:// or https:// and name a host, e.g. http://localhost:8888")
     return value.strip().rstrip("/")
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    return value
 
 
 class JudgeClientConfig(BaseModel):
@@ -46,6 +59,16 @@ class JudgeClientConfig(BaseModel):
     use_batch_endpoint: bool = True
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     seed: int | None = 0
+    profile: str = Field(
+        default="rubric", description="a bundled judge profile, or a profile folder / profile.yaml"
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, le=262_144, description="the judge's token budget; None = the profile's"
+    )
+    chat_template_kwargs: dict[str, Any] | None = Field(
+        default=None, description="passed to the judge's chat template, e.g. {enable_thinking: false}"
+    )
+    score_rubric: ScoreRubric | None = Field(default=None, description="a grading rubric (prometheus)")
 
     @field_validator("api_key", "model", mode="before")
     @classmethod
@@ -65,6 +88,44 @@ class JudgeClientConfig(BaseModel):
                 f"timeout ({self.timeout} s, the whole call)"
             )
         return self
+
+    @field_validator("profile")
+    @classmethod
+    def _profile(cls, value: str) -> str:
+        try:
+            load_profile(value)
+        except JudgeConfigError as err:
+            raise ValueError(str(err)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _profile_inputs(self) -> JudgeClientConfig:
+        if load_profile(self.profile).needs_score_rubric and self.score_rubric is None:
+            raise ValueError(
+                f"profile {self.profile!r} grades against a rubric: give score_rubric "
+                "{criteria, score1_description, ..., score5_description}"
+            )
+        return self
+
+    def judge_profile(self) -> JudgeProfile:
+        """The judge profile these settings ask for (``mode: verdict`` where it supports one)."""
+        profile = load_profile(self.profile)
+        if self.mode == "verdict":
+            profile = profile.as_verdict_mode(self._json_max_tokens())
+        return profile
+
+    def _json_max_tokens(self) -> int:
+        # JSON punctuation and the score, plus the explanation at a worst case of one token per
+        # character (digits). The schema's maxLength ends generation long before this cap.
+        return JSON_OVERHEAD_TOKENS + (ASPECT_TOKENS if self.aspects else 0) + self.max_explanation_chars
+
+    @property
+    def generation_max_tokens(self) -> int:
+        """The judge's token budget for one reply."""
+        return self.max_tokens or self.judge_profile().max_tokens
+
+    def __hash__(self) -> int:  # pydantic's frozen hash fails on dict fields (chat_template_kwargs)
+        return hash(tuple(_hashable(v) for v in self.__dict__.values()))
 
     @property
     def attempt_timeout_s(self) -> float:

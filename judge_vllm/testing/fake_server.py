@@ -9,7 +9,9 @@ Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
 ``garbage`` (200 with invalid JSON content), ``length`` (cut by max_tokens), ``drop``
 (closes the connection without answering), ``busy`` (429 with a ``Retry-After``).
 ``FaultPlan.tokenize=False`` serves no ``/tokenize`` (like a router forwarding only the
-OpenAI routes).
+OpenAI routes). ``/v1/completions`` (raw-prompt profiles) answers ``FaultPlan.completion_text``
+for each prompt of a list; a ``choice`` constraint other than 1-5 gets its first label when
+the reference appears in the response, else its second.
 
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
 it answers 400 to a prompt that overflows its ``max_model_len``.
@@ -54,6 +56,7 @@ class FaultPlan(BaseModel):
     max_model_len: int = 4096
     tokenize: bool = Field(default=True, description="serve /tokenize and /detokenize (a router may not)")
     retry_after_s: float = Field(default=1.0, ge=0.0, description="Retry-After of a 'busy' (429) reply")
+    completion_text: str = Field(default="Final Decision: Yes", description="each /v1/completions reply")
 
 
 def _count_tokens(messages: list[dict[str, Any]]) -> int:
@@ -78,7 +81,9 @@ def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], ac
     elif action == "length":
         content, finish = '{"score": 5, "explan', "length"
     elif fast:  # as vLLM: a one-token cap ends the reply at the label
-        content, finish = str(score), "length" if body.get("max_tokens") == 1 else "stop"
+        labels = body["structured_outputs"]["choice"]
+        label = str(score) if "5" in labels else labels[0 if score == 5 or len(labels) == 1 else 1]
+        content, finish = label, "length" if body.get("max_tokens") == 1 else "stop"
     else:
         content, finish = json.dumps({"score": score, "explanation": "fake judge"}), "stop"
     choice: dict[str, Any] = {
@@ -88,10 +93,9 @@ def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], ac
         "logprobs": None,
     }
     if fast and body.get("logprobs"):
-        tops = [
-            {"token": str(s), "logprob": 0.0 if s == score else -9999.0} for s in range(1, 6)
-        ]  # as vLLM masks
-        choice["logprobs"] = {"content": [{"token": str(score), "logprob": 0.0, "top_logprobs": tops}]}
+        labels = body["structured_outputs"]["choice"]
+        tops = [{"token": t, "logprob": 0.0 if t == content else -9999.0} for t in labels]  # as vLLM masks
+        choice["logprobs"] = {"content": [{"token": content, "logprob": 0.0, "top_logprobs": tops}]}
     return choice
 
 
@@ -198,7 +202,7 @@ class FakeJudgeServer:
             return 200, {"count": count, "max_model_len": self.plan.max_model_len, "tokens": tokens}
         if path == "/detokenize":
             return 200, {"prompt": "".join(chr(t) for t in body["tokens"])}
-        if path not in ("/v1/chat/completions", "/v1/chat/completions/batch"):
+        if path not in ("/v1/chat/completions", "/v1/chat/completions/batch", "/v1/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
         if path.endswith("/batch") and not self.plan.batch_endpoint:
             return 404, {"error": {"message": "Not Found"}}
@@ -217,6 +221,8 @@ class FakeJudgeServer:
             return 429, {"error": {"message": "injected overload", "code": 429}}
         if action == "reject":
             return 400, {"error": {"message": "injected bad request", "code": 400}}
+        if path == "/v1/completions":
+            return self._completions(body, action)
         conversations = body["messages"] if path.endswith("/batch") else [body["messages"]]
         longest = max(_count_tokens(c) for c in conversations) + body.get("max_tokens", 0)
         if longest > self.plan.max_model_len:
@@ -227,6 +233,21 @@ class FakeJudgeServer:
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", self.model),
+            "choices": choices,
+        }
+
+    def _completions(self, body: dict[str, Any], action: Action) -> tuple[int, Any]:
+        prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+        if max(len(p) for p in prompts) + body.get("max_tokens", 0) > self.plan.max_model_len:
+            return 400, {"error": {"message": f"maximum context length is {self.plan.max_model_len} tokens"}}
+        text, finish = (self.plan.completion_text, "stop") if action == "ok" else ("garbage", "length")
+        choices = [
+            {"index": i, "text": text, "finish_reason": finish, "logprobs": None} for i in range(len(prompts))
+        ]
+        return 200, {
+            "id": "cmpl-fake",
+            "object": "text_completion",
+            "model": body.get("model"),
             "choices": choices,
         }
 

@@ -37,5 +37,4 @@ def test_join_marks_the_cut():
     ],
 )
 def test_might_overflow_is_false_only_when_the_prompt_surely_fits(content, max_model_len, expected):
-    messages = [{"role": "user", "content": content}]
-    assert might_overflow(messages, max_tokens=144, max_model_len=max_model_len) is expected
+    assert might_overflow(content, max_tokens=144, max_model_len=max_model_len) is expected

@@ -3,8 +3,17 @@ import math
 
 import pytest
 
-from judge_vllm.contract import ASPECTS, fast_verdict, json_verdict, scale_to_unit, verdict_schema
+from judge_vllm.contract import ASPECTS, json_verdict, label_verdict, scale_to_unit, verdict_schema
 from judge_vllm.errors import JudgeParseError
+from judge_vllm.schemas import JudgeReply, LogprobPosition
+
+RUBRIC = {"1": 0.0, "2": 0.25, "3": 0.5, "4": 0.75, "5": 1.0}
+
+
+def fast_verdict(content, finish_reason, label_logprobs):
+    """Our rubric's fast mode: one label token, its logprobs at position 0."""
+    positions = [LogprobPosition(token=content, logprobs=label_logprobs)] if label_logprobs else None
+    return label_verdict(JudgeReply(0, content, finish_reason, positions), RUBRIC)
 
 
 def test_schema_puts_score_first_and_bounds_the_explanation():

@@ -1,0 +1,247 @@
+"""Judge profiles: how to ask the judge, and how to read its answer.
+
+A profile is a folder: Jinja templates plus a ``profile.yaml`` that this module validates
+into a ``JudgeProfile``. Built-in profiles live in ``judge_prompts/profiles/<name>/``; a
+user's own is any folder (or its ``profile.yaml``) given as ``profile:`` in the reward
+config. What a profile fixes:
+
+- the prompt: templates, and the endpoint: ``chat`` (the judge model's chat template) or
+  ``completions`` (a raw prompt, no chat template);
+- the output contract: labels with a label -> reward map (a reward in [0, 1], or
+  ``invalid``: the judge says the graded response is not a valid answer, reward 0), the
+  structured-outputs constraint (``choice``, ``regex`` or ``json``), where the label sits
+  in the reply (``verdict_pattern``), and the token budget;
+- what the judge is shown: the whole completion or the final answer our rules extract.
+
+Templates get these variables: ``prompt`` (the question), ``answer`` (the reference),
+``completion`` (the graded response or its extracted answer), ``answer_type``,
+``rubric`` and ``rubric_name`` (our rubric's per-answer_type include), ``nonce``,
+``labels``, ``output``, ``aspects``, ``score_rubric`` (a user-given grading rubric) and the
+profile's own ``variables``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from judge_prompts import (
+    PROFILES_DIR,
+    JudgePrompt,
+    clip_middle,
+    neutralise,
+    new_nonce,
+    render_template,
+    rubric_for,
+    template_fingerprint,
+)
+from judge_vllm.contract import INVALID
+from judge_vllm.errors import JudgeConfigError
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = [
+    "BUILTIN_PROFILES",
+    "INVALID",
+    "JudgeProfile",
+    "ScoreRubric",
+    "builtin_profile_names",
+    "load_profile",
+]
+
+LabelReward = Annotated[float, Field(ge=0.0, le=1.0)] | Literal["invalid"]
+PROFILE_FILE = "profile.yaml"
+
+
+class ScoreRubric(BaseModel):
+    """A user-given grading rubric (Prometheus' score rubric): a criterion and what each score means."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    criteria: str = Field(min_length=1)
+    score1_description: str = Field(min_length=1)
+    score2_description: str = Field(min_length=1)
+    score3_description: str = Field(min_length=1)
+    score4_description: str = Field(min_length=1)
+    score5_description: str = Field(min_length=1)
+
+
+class JudgeProfile(BaseModel):
+    """One way to ask a judge and read its answer (see the module docs)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    source: str = Field(default="", description="where the prompt comes from (repository, commit)")
+    licence: str = ""
+    models: list[str] = Field(default_factory=list, description="judge models the profile is made for")
+    template_dir: Path
+    endpoint: Literal["chat", "completions"] = "chat"
+    system_template: str | None = Field(default=None, description="chat only; None = no system message")
+    user_template: str = Field(default="user.j2", description="the user message, or the whole raw prompt")
+    variables: dict[str, Any] = Field(default_factory=dict)
+    labels: dict[str, LabelReward] = Field(min_length=1)
+    output: Literal["label", "json"] = "label"
+    constraint: Literal["choice", "regex", "json", "none"] = "choice"
+    regex: str | None = Field(default=None, description="the constraint when constraint is regex")
+    verdict_pattern: str | None = Field(
+        default=None, description="regex whose group 1 is the label (last match wins); None = the whole reply"
+    )
+    max_tokens: int = Field(default=1, ge=1, le=262_144)
+    judge_input: Literal["completion", "final_answer"] = "completion"
+    needs_answer: bool = True
+    needs_score_rubric: bool = False
+    verdict_mode: bool = Field(
+        default=False, description="mode: verdict asks for a JSON {score, explanation} instead of a label"
+    )
+    _system_cache: dict[str | None, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> JudgeProfile:
+        if self.constraint == "regex" and not self.regex:
+            raise ValueError("constraint: regex needs a regex")
+        for pattern in (self.regex, self.verdict_pattern):
+            if pattern is not None:
+                try:
+                    compiled = re.compile(pattern)
+                except re.error as err:
+                    raise ValueError(f"pattern {pattern!r} is not a valid regex: {err}") from None
+                if pattern is self.verdict_pattern and compiled.groups < 1:
+                    raise ValueError("verdict_pattern needs a group around the label")
+        if self.endpoint == "completions" and self.system_template is not None:
+            raise ValueError("the completions endpoint has no system message: drop system_template")
+        if all(v == INVALID for v in self.labels.values()):
+            raise ValueError("at least one label needs a reward")
+        return self
+
+    # -- what to ask ---------------------------------------------------------------------
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever the profile's templates or settings change (part of the cache key)."""
+        settings = self.model_dump_json(exclude={"template_dir"})
+        return f"{self.name}:{template_fingerprint(self.template_dir)}:{_short_hash(settings)}"
+
+    @property
+    def one_token_labels(self) -> bool:
+        """Whether label probabilities can be read at one position (labels must also be one token)."""
+        return self.output == "label" and (self.constraint == "choice" or self.verdict_pattern is not None)
+
+    def render(
+        self,
+        request: JudgeRequest,
+        completion: str,
+        *,
+        max_prompt_chars: int,
+        max_completion_chars: int,
+        score_rubric: ScoreRubric | None = None,
+        aspects: bool = False,
+        nonce: str | None = None,
+    ) -> JudgePrompt:
+        """The judge prompt for ``request``, grading ``completion`` (the completion or its final answer)."""
+        if self.needs_score_rubric and score_rubric is None:
+            raise JudgeConfigError(f"profile {self.name!r} needs a score_rubric in the reward config")
+        shared = self._fixed_variables(request.answer_type, score_rubric, aspects)
+        user = render_template(
+            self.template_dir,
+            self.user_template,
+            **shared,
+            prompt=neutralise(clip_middle(request.prompt, max_prompt_chars)),
+            answer=neutralise(clip_middle(request.answer, max_prompt_chars)),
+            completion=neutralise(clip_middle(completion, max_completion_chars)),
+            nonce=nonce or new_nonce(),
+        )
+        return JudgePrompt(system=self._system(request.answer_type, shared), user=user)
+
+    def _fixed_variables(
+        self, answer_type: str | None, score_rubric: ScoreRubric | None, aspects: bool
+    ) -> dict[str, Any]:
+        rubric = rubric_for(answer_type)
+        return {
+            **self.variables,
+            "answer_type": answer_type or "",
+            "rubric": f"{rubric}.j2",
+            "rubric_name": rubric.upper(),
+            "labels": list(self.labels),
+            "output": self.output,
+            "aspects": aspects,
+            "score_rubric": score_rubric.model_dump() if score_rubric else None,
+        }
+
+    def _system(self, answer_type: str | None, shared: dict[str, Any]) -> str | None:
+        """The system message: fixed per answer_type (and setting), so rendered once each."""
+        if self.system_template is None:
+            return None
+        key = f"{answer_type}|{shared['aspects']}|{shared['score_rubric']}"
+        cached = self._system_cache.get(key)
+        if cached is None:
+            cached = self._system_cache[key] = render_template(
+                self.template_dir, self.system_template, **shared
+            )
+        return cached
+
+    def as_verdict_mode(self, max_tokens: int) -> JudgeProfile:
+        """This profile asking for a JSON verdict (``mode: verdict``), if it supports one."""
+        if not self.verdict_mode:
+            return self
+        return self.model_copy(update={"output": "json", "constraint": "json", "max_tokens": max_tokens})
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def builtin_profile_names() -> list[str]:
+    """The names of the bundled profiles."""
+    return sorted(p.parent.name for p in PROFILES_DIR.glob(f"*/{PROFILE_FILE}"))
+
+
+BUILTIN_PROFILES = tuple(builtin_profile_names())
+
+
+@cache
+def _load_file(path: Path) -> JudgeProfile:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as err:
+        raise JudgeConfigError(f"cannot read judge profile {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise JudgeConfigError(f"judge profile {path} is not valid YAML: {err}") from None
+    if not isinstance(raw, dict):
+        raise JudgeConfigError(f"judge profile {path} must be a mapping")
+    raw.setdefault("name", path.parent.name)
+    raw["template_dir"] = (path.parent / raw.get("template_dir", ".")).resolve()
+    try:
+        profile = JudgeProfile.model_validate(raw)
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'profile'}: {e['msg']}" for e in err.errors())
+        raise JudgeConfigError(f"judge profile {path}: {problems}") from None
+    for template in (profile.system_template, profile.user_template):
+        if template is not None and not (profile.template_dir / template).is_file():
+            raise JudgeConfigError(f"judge profile {path}: template {template} not in {profile.template_dir}")
+    return profile
+
+
+def load_profile(spec: str) -> JudgeProfile:
+    """A bundled profile by name, or a user's profile folder or ``profile.yaml`` path."""
+    builtin = PROFILES_DIR / spec / PROFILE_FILE
+    if "/" not in spec and builtin.is_file():
+        return _load_file(builtin)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        path = path / PROFILE_FILE
+    if path.is_file():
+        return _load_file(path.resolve())
+    raise JudgeConfigError(
+        f"judge profile {spec!r} is neither a bundled profile ({', '.join(BUILTIN_PROFILES)}) "
+        f"nor a folder or {PROFILE_FILE} file"
+    )

@@ -1,0 +1,157 @@
+"""Judge profiles: loading, label parsing with and without logprobs, reasoning replies, errors."""
+
+import math
+
+import pytest
+
+from judge_vllm.contract import label_verdict
+from judge_vllm.errors import JudgeConfigError, JudgeParseError, JudgeReasoningCutError
+from judge_vllm.profiles import builtin_profile_names, load_profile
+from judge_vllm.schemas import JudgeReply, LogprobPosition, parse_chat_reply, parse_completion_reply
+from judge_vllm.settings import JudgeClientConfig
+
+CV = load_profile("compassverifier")
+COT = load_profile("compassverifier-cot")
+GV = load_profile("general-verifier")
+PROMETHEUS = load_profile("prometheus")
+
+
+def _reply(text, finish="stop", positions=None):
+    return JudgeReply(0, text, finish, positions)
+
+
+def _at(token, **probs):
+    return LogprobPosition(token=token, logprobs={k: math.log(p) for k, p in probs.items()})
+
+
+def test_every_bundled_profile_loads_and_states_its_source_and_licence():
+    names = builtin_profile_names()
+    assert set(names) >= {
+        "rubric",
+        "binary",
+        "compassverifier",
+        "compassverifier-cot",
+        "xverify",
+        "general-verifier",
+        "prometheus",
+    }
+    for name in names:
+        profile = load_profile(name)
+        assert profile.source and profile.licence and profile.labels
+
+
+def test_compassverifier_reward_is_p_of_a_and_c_is_an_invalid_response():
+    v = label_verdict(_reply("A", "length", [_at("A", A=0.6, B=0.3, C=0.1)]), CV.labels)
+    assert v.score == pytest.approx(0.6) and v.confidence == pytest.approx(0.6) and v.label == "A"
+    invalid = label_verdict(_reply("C"), CV.labels)
+    assert invalid.score == 0.0 and invalid.label == "C" and "invalid" in invalid.explanation
+
+
+def test_label_probabilities_add_the_bare_and_the_spaced_token():
+    v = label_verdict(_reply(" A", positions=[_at(" A", **{" A": 0.3, "A": 0.3, "B": 0.4})]), CV.labels)
+    assert v.score == pytest.approx(0.6)
+
+
+def test_unknown_or_missing_labels_are_typed_errors():
+    with pytest.raises(JudgeParseError, match="not a label"):
+        label_verdict(_reply("D"), CV.labels)
+    with pytest.raises(JudgeParseError, match="no verdict"):
+        label_verdict(_reply("I think it is right."), COT.labels, COT.verdict_pattern)
+    with pytest.raises(JudgeParseError, match="cut short"):
+        label_verdict(_reply("Analysis: the candidate", "length"), COT.labels, COT.verdict_pattern)
+
+
+def test_chain_of_thought_label_is_the_last_boxed_letter_and_its_position_is_found():
+    text = "Step 1: compare \\boxed{B}? no.\nFinal Judgment: \\boxed{A} - CORRECT"
+    tokens = ["Step 1: compare \\boxed{", "B", "}? no.\nFinal Judgment: \\boxed{", "A", "} - CORRECT"]
+    positions = [LogprobPosition(t, {t: 0.0}) for t in tokens]
+    positions[3] = _at("A", A=0.9, B=0.05, C=0.05)
+    v = label_verdict(_reply(text, positions=positions), COT.labels, COT.verdict_pattern)
+    assert v.label == "A" and v.score == pytest.approx(0.9)
+    assert "Step 1" in v.explanation  # the analysis is the explanation
+
+
+def test_inline_reasoning_is_skipped_and_probabilities_read_at_the_verdict():
+    text = "<think>A or B? The answer matches.</think>\nA"
+    tokens = ["<think>", "A", " or B? The answer matches.", "</think>", "\n", "A"]
+    positions = [LogprobPosition(t, {t: 0.0}) for t in tokens]
+    positions[1] = _at("A", A=0.1, B=0.9)  # a label inside the reasoning must not be read
+    positions[5] = _at("A", A=0.8, B=0.2)
+    v = label_verdict(_reply(text, positions=positions), CV.labels)
+    assert v.label == "A" and v.score == pytest.approx(0.8)
+
+
+def test_reasoning_apart_from_content_is_ignored():
+    body = '{"choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "B", "reasoning_content": "maybe A"}}]}'
+    (reply,) = parse_chat_reply(body)
+    assert label_verdict(reply, CV.labels).label == "B"
+
+
+def test_a_reply_cut_inside_its_reasoning_is_a_reasoning_cut_error():
+    with pytest.raises(JudgeReasoningCutError) as info:
+        label_verdict(_reply("<think>Let me compare the two answers carefully", "length"), CV.labels)
+    assert info.value.reason == "Judge reply cut inside its reasoning"
+
+
+def test_general_verifier_reads_final_decision_from_a_completions_reply():
+    body = (
+        '{"choices": [{"index": 0, "text": "The student wrote x+1, equal.\\nFinal Decision: Yes", "finish_reason": "stop",'
+        ' "logprobs": {"tokens": ["The student wrote x+1, equal.\\nFinal Decision:", " Yes"],'
+        ' "token_logprobs": [0.0, -0.1], "top_logprobs": [null, {" Yes": -0.1, " No": -2.4}]}}]}'
+    )
+    (reply,) = parse_completion_reply(body)
+    v = label_verdict(reply, GV.labels, GV.verdict_pattern)
+    p_yes = math.exp(-0.1) / (math.exp(-0.1) + math.exp(-2.4))
+    assert v.label == "Yes" and v.score == pytest.approx(p_yes)
+
+
+def test_prometheus_reads_result_and_keeps_the_feedback():
+    v = label_verdict(
+        _reply("The response is right but terse. [RESULT] 4"), PROMETHEUS.labels, PROMETHEUS.verdict_pattern
+    )
+    assert v.score == 0.75 and v.label == "4" and "terse" in v.explanation
+
+
+def test_prometheus_needs_a_score_rubric_and_the_config_says_so():
+    with pytest.raises(ValueError, match="score_rubric"):
+        JudgeClientConfig(profile="prometheus")
+
+
+def test_unknown_profile_is_a_config_error_listing_the_bundled_ones():
+    with pytest.raises(ValueError, match="compassverifier"):
+        JudgeClientConfig(profile="no-such-profile")
+
+
+def test_a_users_own_profile_folder_loads(tmp_path):
+    (tmp_path / "ask.j2").write_text(
+        "Is {{ completion }} the same as {{ answer }}? Reply Same or Different.\n"
+    )
+    (tmp_path / "profile.yaml").write_text(
+        "user_template: ask.j2\nlabels: {Same: 1, Different: 0}\nmax_tokens: 4\n"
+    )
+    profile = JudgeClientConfig(profile=str(tmp_path)).judge_profile()
+    assert profile.name == tmp_path.name and profile.endpoint == "chat"
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        ("labels: {A: 1}\nconstraint: regex\n", "needs a regex"),
+        ("labels: {A: 1}\nverdict_pattern: 'A'\n", "group"),
+        ("labels: {A: invalid}\n", "at least one label"),
+        ("labels: {A: 2}\n", "less than or equal"),
+        ("labels: {A: 1}\nuser_template: missing.j2\n", "not in"),
+        ("labels: {A: 1}\nendpoint: completions\nsystem_template: s.j2\n", "no system message"),
+        ("- a list\n", "mapping"),
+    ],
+)
+def test_bad_user_profiles_are_clear_config_errors(tmp_path, yaml_text, message):
+    (tmp_path / "user.j2").write_text("{{ completion }}\n")
+    (tmp_path / "profile.yaml").write_text(yaml_text)
+    with pytest.raises(JudgeConfigError, match=message):
+        load_profile(str(tmp_path / "profile.yaml"))
+
+
+def test_verdict_mode_switches_only_profiles_that_support_it():
+    assert JudgeClientConfig(profile="rubric", mode="verdict").judge_profile().output == "json"
+    assert JudgeClientConfig(profile="compassverifier", mode="verdict").judge_profile().output == "label"
