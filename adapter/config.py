@@ -30,6 +30,7 @@ from pydantic import Field, ValidationError, field_validator
 from adapter.calibration import ConfidenceCalibration
 from adapter.rules import RuleSettings
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.settings import JudgeClientConfig, check_judge_url
 
 __all__ = ["ENV_OVERRIDES", "ConfigLike", "RewardConfig", "interpolate_env", "load_reward_config"]
@@ -79,6 +80,12 @@ class RewardConfig(JudgeClientConfig):
         default=None, description="shrink low-confidence judge rewards; None = off"
     )
     rules: RuleSettings = Field(default_factory=RuleSettings)
+    # What is judged.
+    strategy: Literal["judge", "cascade"] = Field(
+        default="judge", description="cascade: the rule reward decides where it is sure, the judge the rest"
+    )
+    strip_reasoning: bool = Field(default=True, description="grade what follows the policy's reasoning")
+    reasoning_delimiters: ReasoningDelimiters = Field(default_factory=ReasoningDelimiters)
 
     @field_validator("judge_urls")
     @classmethod

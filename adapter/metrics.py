@@ -35,6 +35,8 @@ class RewardMetrics:
         self.judged_items = 0
         self.batched_items = 0
         self.single_flight_joins = 0
+        self.cascade_decided = 0
+        self.cascade_to_judge = 0
         self._latency_ms: deque[float] = deque(maxlen=LATENCY_WINDOW)
 
     def _after_fork_in_child(self) -> None:
@@ -63,6 +65,14 @@ class RewardMetrics:
             if size > 1:
                 self.batched_items += size
 
+    def record_cascade(self, decided: bool) -> None:
+        """One reward the cascade decided by rule, or sent on to the judge."""
+        with self._lock:
+            if decided:
+                self.cascade_decided += 1
+            else:
+                self.cascade_to_judge += 1
+
     def record_join(self) -> None:
         """A request that shared an identical in-flight request's judge call."""
         with self._lock:
@@ -74,6 +84,7 @@ class RewardMetrics:
             total = sum(self.sources.values())
             latencies = sorted(self._latency_ms)
             failed = self.sources["rule_fallback"] + self.sources["error"]
+            cascaded = self.cascade_decided + self.cascade_to_judge
             return {
                 "total_requests": total,
                 "sources": dict(self.sources),
@@ -93,4 +104,9 @@ class RewardMetrics:
                 "judged_items": self.judged_items,
                 "batched_fraction": self.batched_items / self.judged_items if self.judged_items else 0.0,
                 "single_flight_joins": self.single_flight_joins,
+                "cascade": {
+                    "decided_by_rule": self.cascade_decided,
+                    "sent_to_judge": self.cascade_to_judge,
+                    "judge_fraction": self.cascade_to_judge / cascaded if cascaded else None,
+                },
             }

@@ -3,7 +3,9 @@
 The path of one reward, each step in a module of its own:
 
     inputs.build_request        bad input -> reward 0, source "rule", reason invalid_input
+    graded.graded_request       the completion after its reasoning (and its final answer)
     prechecks.precheck          decided by rule in the caller's thread -> source "rule"
+    cascade.rule_first          strategy cascade: the rule reward where sure -> "rule", "cascade"
     cache.VerdictCache.get      in the caller's thread once the model is known -> "cache"
     dispatch.JudgeDispatcher    on the loop thread: single-flight, breaker, deadline,
                                 micro-batcher, ``_request_judge`` -> source "judge"
@@ -29,14 +31,16 @@ from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.cache import VerdictCache, cache_key
 from adapter.calibration import calibrate
 from adapter.canary import CanaryStats
+from adapter.cascade import rule_first
 from adapter.config import ConfigLike, RewardConfig
 from adapter.dispatch import JudgeDispatcher, as_verdict
 from adapter.fallback import RuleFallback
 from adapter.forking import reset_after_fork
+from adapter.graded import graded_request
 from adapter.inputs import InvalidInput, RewardItem, build_request, request_from_item
 from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
-from adapter.prechecks import precheck
+from adapter.prechecks import PrecheckVerdict, precheck
 from adapter.result import RewardResult, Source
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeError, JudgeTimeoutError
@@ -75,6 +79,7 @@ class BaseJudgeReward:
         self._client_config = self.config.client_config().model_copy(
             update={"timeout": self._judge_budget_s, "request_timeout": attempt}
         )
+        self._profile = self._client_config.judge_profile()
         self._dispatcher: JudgeDispatcher | None = None
         self._start_lock: asyncio.Lock | None = None
         self._canary_task: asyncio.Task[None] | None = None
@@ -101,10 +106,17 @@ class BaseJudgeReward:
     ) -> RewardResult:
         """Like ``reward`` but returns the ``RewardResult`` (``.score``, ``.source``, ...)."""
         started = time.monotonic()
-        request = build_request(prompt, completion, answer, answer_type, metadata)
-        if isinstance(request, InvalidInput):
-            return self._invalid(request)
-        early, key = self._early(request, started)
+        built = build_request(prompt, completion, answer, answer_type, metadata)
+        if isinstance(built, InvalidInput):
+            return self._invalid(built)
+        request = self._prechecked(built, started)
+        if isinstance(request, RewardResult):
+            return request
+        if self.config.strategy == "cascade":
+            request = self._cascaded(request, started)
+            if isinstance(request, RewardResult):
+                return request
+        early, key = self._cached(request, started)
         if early is not None:
             return early
         future = self._loop.submit(self._judged(request, started, key))
@@ -161,14 +173,8 @@ class BaseJudgeReward:
         self, prompt: Any, completion: Any, answer: Any, answer_type: Any = None, **metadata: Any
     ) -> dict[str, Any]:
         """Async ``reward``, callable from any event loop."""
-        started = time.monotonic()
         request = build_request(prompt, completion, answer, answer_type, metadata)
-        if isinstance(request, InvalidInput):
-            return self._invalid(request).to_dict()
-        early, key = self._early(request, started)
-        if early is not None:
-            return early.to_dict()
-        result: RewardResult = await self._on_loop(self._judged(request, started, key))
+        result: RewardResult = await self._on_loop(self._score(request, time.monotonic()))
         return result.to_dict()
 
     async def areward_batch(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
@@ -186,15 +192,36 @@ class BaseJudgeReward:
 
     # -- the steps of one reward -----------------------------------------------------
 
-    def _early(self, request: JudgeRequest, started: float) -> tuple[RewardResult | None, str | None]:
-        """Pre-checks, then the cache when the model is known: a result, or the cache key."""
-        if self.config.prechecks:
-            decided = precheck(request.completion, request.answer, request.answer_type)
-            if decided is not None:
-                result = self._finish(
-                    request, started, decided.reward, "rule", decided.explanation, reason=decided.reason
-                )
-                return result, None
+    def _prechecked(self, request: JudgeRequest, started: float) -> JudgeRequest | RewardResult:
+        """The request as graded (after the policy's reasoning), or the reward the pre-checks decide."""
+        graded = graded_request(request, self.config, self._profile)
+        if isinstance(graded, PrecheckVerdict):
+            return self._decided(request, started, graded)
+        decided = (
+            precheck(graded.completion, graded.answer, graded.answer_type) if self.config.prechecks else None
+        )
+        return graded if decided is None else self._decided(request, started, decided)
+
+    def _decided(self, request: JudgeRequest, started: float, decided: PrecheckVerdict) -> RewardResult:
+        return self._finish(
+            request, started, decided.reward, "rule", decided.explanation, reason=decided.reason
+        )
+
+    def _cascaded(self, request: JudgeRequest, started: float) -> JudgeRequest | RewardResult:
+        """Strategy cascade: the rule reward where it is sure, else the request for the judge
+        (with the rules' extracted answer for profiles that show the judge only that)."""
+        decision = rule_first(request, self.config.rules)
+        self.metrics.record_cascade(decision.decided)
+        verdict = decision.verdict
+        if decision.decided:
+            explanation = f"decided by rule ({verdict.reason}): {verdict.explanation}"
+            return self._finish(request, started, verdict.reward, "rule", explanation, reason="cascade")
+        if self._profile.judge_input == "final_answer" and verdict.extracted:
+            return request.model_copy(update={"final_answer": verdict.extracted})
+        return request
+
+    def _cached(self, request: JudgeRequest, started: float) -> tuple[RewardResult | None, str | None]:
+        """The cache when the model is known: a result, or the cache key."""
         key = self._cache_key(request)
         if key is not None and self._cache is not None:
             verdict = self._cache.get(key)
@@ -224,10 +251,19 @@ class BaseJudgeReward:
             if task is not None:
                 self._judging.discard(task)
 
-    async def _score(self, request: JudgeRequest | InvalidInput, started: float) -> RewardResult:
-        if isinstance(request, InvalidInput):
-            return self._invalid(request)
-        early, key = self._early(request, started)
+    async def _score(self, built: JudgeRequest | InvalidInput, started: float) -> RewardResult:
+        """One reward on the loop thread (the cascade's rule grading runs in an executor)."""
+        if isinstance(built, InvalidInput):
+            return self._invalid(built)
+        request = self._prechecked(built, started)
+        if isinstance(request, RewardResult):
+            return request
+        if self.config.strategy == "cascade":
+            loop = asyncio.get_running_loop()
+            request = await loop.run_in_executor(None, self._cascaded, request, started)
+            if isinstance(request, RewardResult):
+                return request
+        early, key = self._cached(request, started)
         return early if early is not None else await self._judged(request, started, key)
 
     async def _score_items(self, items: list[Any], started: float) -> list[RewardResult]:

@@ -1,0 +1,41 @@
+"""What the judge grades: the completion after the policy's reasoning, and its final answer.
+
+A policy that reasons (``<think>...</think>``, configurable) is graded on what follows its
+reasoning, by the pre-checks, the rules and the judge alike (TRL's
+``reasoning_accuracy_reward`` does the same). A completion whose reasoning never closes has no
+final answer: a defined reward 0 with reason ``unclosed_reasoning``. Profiles that show the
+judge the final answer (``judge_input: final_answer``) get the one our rules extract, or
+"None" when there is none, as general-verifier's own pipeline writes it.
+"""
+
+from __future__ import annotations
+
+from adapter.config import RewardConfig
+from adapter.prechecks import PrecheckVerdict
+from adapter.rules import extract_final_answer
+from judge_vllm.profiles import JudgeProfile
+from judge_vllm.reasoning import UnclosedReasoning, final_part
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = ["NO_FINAL_ANSWER", "graded_request"]
+
+NO_FINAL_ANSWER = "None"
+
+
+def graded_request(
+    request: JudgeRequest, config: RewardConfig, profile: JudgeProfile, extracted: str | None = None
+) -> JudgeRequest | PrecheckVerdict:
+    """``request`` as the judge should see it, or the defined reward for a completion without a
+    final answer. ``extracted`` is the rules' extraction when the caller already has it."""
+    completion = request.completion
+    if config.strip_reasoning:
+        try:
+            completion = final_part(completion, config.reasoning_delimiters)
+        except UnclosedReasoning as err:
+            return PrecheckVerdict(0.0, "unclosed_reasoning", f"no final answer: {err}")
+    final_answer = None
+    if profile.judge_input == "final_answer":
+        final_answer = extracted or extract_final_answer(completion, request.answer_type) or NO_FINAL_ANSWER
+    if completion is request.completion and final_answer is None:
+        return request
+    return request.model_copy(update={"completion": completion, "final_answer": final_answer})
