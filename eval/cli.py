@@ -1,10 +1,12 @@
 """``judge-eval``: score labelled rows with the rule reward and the judge, and report how they differ.
 
 judge-eval --data FILE.jsonl --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
-           [--label-field label] [--strict]
+           [--label-field label] [--strict] [--profiles a,b,c] [--strategies judge,cascade]
 
 Writes DIR/scores.jsonl, DIR/report.md, DIR/report.html, DIR/reward_hist.png and
-DIR/agreement.png, and prints a summary table. Exit codes: 0 done, 2 bad input or config.
+DIR/agreement.png, and prints a summary table. With --profiles and/or --strategies it scores
+the rows once per variant and writes DIR/compare.md (``eval.compare``) and each variant's
+scores under DIR/<profile>-<strategy>/. Exit codes: 0 done, 2 bad input or config.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -21,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
+from eval.compare import VariantStats, compare_markdown, variant_config, variant_stats
 from eval.dataset import LoadedRows, MalformedInputError, load_rows
 from eval.metrics import EvalSummary, summarize
 from eval.plots import AGREEMENT_PNG, REWARD_HIST_PNG, plot_agreement, plot_reward_hist
@@ -60,8 +64,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--top", type=_positive_int, default=10, help="disagreements shown in the report")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--profiles", type=_names, help="compare judge profiles, e.g. rubric,binary,compassverifier"
+    )
+    parser.add_argument("--strategies", type=_names, help="compare strategies: judge,cascade")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
+
+
+def _names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one name")
+    return names
 
 
 @contextmanager
@@ -130,6 +145,44 @@ def _print_summary(console: Console, summary: EvalSummary, run: RunInfo, out: Pa
     console.print(f"report: {out / REPORT_MD} and {out / REPORT_HTML}")
 
 
+COMPARE_MD = "compare.md"
+
+
+def _compare(
+    args: argparse.Namespace, base: RewardConfig, loaded: LoadedRows, out: Console, err: Console
+) -> int:
+    """Score the rows once per (profile, strategy) variant and write DIR/compare.md."""
+    rows = loaded.rows
+    try:
+        variants = [
+            (f"{p}-{s}", variant_config(base, p, s))  # type: ignore[arg-type]
+            for p in (args.profiles or [base.profile])
+            for s in (args.strategies or [base.strategy])
+        ]
+    except (JudgeError, ValueError) as error:
+        err.print(f"error: {error}", markup=False, highlight=False)
+        return 2
+    rule_scores = score_rules(rows, RuleRewardSystem(base.rules))
+    stats: list[VariantStats] = []
+    model = None
+    for name, config in variants:
+        with _progress(err, not args.no_progress) as progress:
+            task = progress.add_task(name, total=len(rows))
+            with create_judge_reward(config) as judge:
+                run = score_judge(rows, judge, args.chunk_size, partial(progress.advance, task))
+        scored = merge_scores(rows, rule_scores, run.results)
+        folder = args.out / name
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / SCORES_JSONL).open("w", encoding="utf-8") as handle:
+            handle.writelines(row.model_dump_json() + "\n" for row in scored)
+        stats.append(variant_stats(name, scored, run.metrics, run.seconds))
+        model = model or run.metrics.get("model")
+    text = compare_markdown(stats, str(args.data), model)
+    (args.out / COMPARE_MD).write_text(text, encoding="utf-8")
+    out.print(text, markup=False, highlight=False)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``judge-eval`` command."""
     args = _parser().parse_args(argv)
@@ -150,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     if not loaded.rows:
         err.print(f"error: no valid rows in {args.data}")
         return 2
+    if args.profiles or args.strategies:
+        args.out.mkdir(parents=True, exist_ok=True)
+        return _compare(args, config, loaded, out, err)
     scored, judge_run = _score(args, config, loaded, err)
     summary = summarize(scored, args.top)
     metrics = judge_run.metrics if judge_run else {}

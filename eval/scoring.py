@@ -44,6 +44,8 @@ class ScoredRow(BaseModel):
     label: float | None
     rule: float | None
     rule_explanation: str
+    rule_reason: str | None = None
+    rule_extracted: str | None = None
     judge: float | None = None
     judge_source: str | None = None
     judge_explanation: str | None = None
@@ -61,6 +63,8 @@ class RuleScore(BaseModel):
 
     reward: float | None
     explanation: str
+    reason: str | None = None
+    extracted: str | None = None
 
 
 class JudgeRun(BaseModel):
@@ -85,7 +89,12 @@ def score_rules(
     for row in rows:
         try:
             graded = rules.reward(row.prompt, row.completion, row.answer, row.answer_type)
-            score = RuleScore(reward=graded["reward"], explanation=str(graded.get("explanation", "")))
+            score = RuleScore(
+                reward=graded["reward"],
+                explanation=str(graded.get("explanation", "")),
+                reason=graded.get("reason"),
+                extracted=graded.get("extracted"),
+            )
         except Exception as err:  # one bad row must not end the evaluation
             logger.warning("rule reward raised on row %s: %s", row.id, err)
             score = RuleScore(reward=None, explanation=f"rule reward raised {type(err).__name__}: {err}")
@@ -144,6 +153,8 @@ def merge_scores(
                 label=row.label,
                 rule=rule.reward,
                 rule_explanation=rule.explanation,
+                rule_reason=rule.reason,
+                rule_extracted=rule.extracted,
                 prompt=row.prompt,
                 completion=row.completion,
                 answer=row.answer,

@@ -1,0 +1,136 @@
+"""Compare judge profiles and strategies on the same labelled rows, in one report.
+
+``judge-eval --data FILE --out DIR --profiles rubric,binary,compassverifier --strategies judge,cascade``
+scores every row once per (profile, strategy) variant through the adapter and writes
+``DIR/compare.md`` (and each variant's ``scores.jsonl`` under ``DIR/<variant>/``). Per variant:
+agreement and Cohen's kappa with the labels, AUROC of the reward against the labels over all
+rows and over the rows the judge itself decided (pre-check and cascade rows are decided by
+rule and would inflate a judge's AUROC), judge items and HTTP calls per 1,000 rows, and the
+reward threshold that best separates the labels (fitted on these rows: optimistic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+from scipy.stats import mannwhitneyu
+
+from adapter import RewardConfig
+from eval.metrics import binarize, cohen_kappa, confusion
+from eval.report import fmt
+from eval.scoring import ScoredRow
+
+__all__ = ["VariantStats", "auroc", "best_threshold", "compare_markdown", "variant_config", "variant_stats"]
+
+JUDGE_DECIDED = ("judge", "cache")
+Strategy = Literal["judge", "cascade"]
+
+
+class VariantStats(BaseModel):
+    """How one (profile, strategy) variant did against the labels."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    rows: int
+    labelled: int
+    agreement: float | None
+    kappa: float | None
+    auroc: float | None
+    judge_rows: int
+    auroc_judge_rows: float | None
+    judge_items_per_1000: float
+    judge_calls_per_1000: float
+    fallbacks: int
+    threshold: float | None
+    agreement_at_threshold: float | None
+    seconds: float
+
+
+def variant_config(base: RewardConfig, profile: str | None, strategy: Strategy | None) -> RewardConfig:
+    """``base`` with another profile and/or strategy (validated again, so a profile's needs are checked)."""
+    update = {k: v for k, v in (("profile", profile), ("strategy", strategy)) if v is not None}
+    return RewardConfig.model_validate({**dict(base), **update})
+
+
+def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+    """P(score of a positive > score of a negative), ties counted half; None without both classes."""
+    positives = [s for s, y in zip(scores, labels, strict=True) if y == 1]
+    negatives = [s for s, y in zip(scores, labels, strict=True) if y == 0]
+    if not positives or not negatives:
+        return None
+    statistic = mannwhitneyu(positives, negatives, alternative="two-sided").statistic
+    return float(statistic) / (len(positives) * len(negatives))
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[float | None, float | None]:
+    """The reward threshold (reward >= t counts as correct) with the best agreement, and that agreement."""
+    if not scores:
+        return None, None
+    best: tuple[float, float] | None = None
+    for t in sorted(set(scores)):
+        agree = sum((s >= t) == bool(y) for s, y in zip(scores, labels, strict=True)) / len(scores)
+        if best is None or agree > best[1]:
+            best = (t, agree)
+    return best  # type: ignore[return-value]
+
+
+def variant_stats(
+    name: str, scored: Sequence[ScoredRow], metrics: dict[str, object], seconds: float
+) -> VariantStats:
+    """The statistics of one variant's scored rows (``metrics`` from its ``get_metrics()``)."""
+    pairs = [
+        (r.judge, r.label, r.judge_source) for r in scored if r.judge is not None and r.label is not None
+    ]
+    rewards = [p[0] for p in pairs]
+    labels = [binarize(p[1]) for p in pairs]  # type: ignore[arg-type]
+    c = confusion([float(y) for y in labels], rewards) if pairs else None
+    judged = [(s, y) for (s, _, source), y in zip(pairs, labels, strict=True) if source in JUDGE_DECIDED]
+    threshold, at_threshold = best_threshold(rewards, labels)
+    per_1000 = 1000 / len(scored) if scored else 0.0
+    return VariantStats(
+        name=name,
+        rows=len(scored),
+        labelled=len(pairs),
+        agreement=sum(binarize(s) == y for s, y in zip(rewards, labels, strict=True)) / len(pairs)
+        if pairs
+        else None,
+        kappa=cohen_kappa(c) if c else None,
+        auroc=auroc(rewards, labels),
+        judge_rows=len(judged),
+        auroc_judge_rows=auroc([s for s, _ in judged], [y for _, y in judged]),
+        judge_items_per_1000=float(metrics.get("judged_items", 0) or 0) * per_1000,  # type: ignore[arg-type]
+        judge_calls_per_1000=float(metrics.get("judge_calls", 0) or 0) * per_1000,  # type: ignore[arg-type]
+        fallbacks=sum(r.judge_source in ("rule_fallback", "error") for r in scored),
+        threshold=threshold,
+        agreement_at_threshold=at_threshold,
+        seconds=seconds,
+    )
+
+
+def compare_markdown(stats: Sequence[VariantStats], data: str, model: str | None) -> str:
+    """The comparison table and how to read it."""
+    header = (
+        "| variant | rows | agreement | kappa | AUROC | AUROC (judge rows) | judge rows | judge items / 1k rows "
+        "| HTTP calls / 1k rows | fallbacks | fitted threshold (agreement) | seconds |"
+    )
+    lines = [
+        f"# Judge profiles and strategies on {data}",
+        "",
+        f"Judge model: {model or '?'}. Rewards binarised at 0.5 for agreement and kappa; AUROC uses the raw "
+        "reward. 'judge rows' are the rows the judge decided (source judge or cache): pre-check and "
+        "cascade rows are decided by rule. The fitted threshold is fitted on these same rows (optimistic).",
+        "",
+        header,
+        "|" + "---|" * 12,
+    ]
+    for s in stats:
+        fitted = "-" if s.threshold is None else f"{s.threshold:.3f} ({fmt(s.agreement_at_threshold)})"
+        lines.append(
+            f"| {s.name} | {s.rows} | {fmt(s.agreement)} | {fmt(s.kappa)} | {fmt(s.auroc)} | "
+            f"{fmt(s.auroc_judge_rows)} | {s.judge_rows} | {s.judge_items_per_1000:.0f} | "
+            f"{s.judge_calls_per_1000:.0f} | {s.fallbacks} | {fitted} | {s.seconds:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
