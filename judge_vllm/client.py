@@ -158,6 +158,7 @@ class JudgeClient:
                     logger.info(
                         "label %r is several tokens for %s: rewards use the sampled label", label, self._model
                     )
+                    self._multi_token_labels = True
                     self._label_ids = []
                     return None
                 ids.extend(dict.fromkeys(found))
@@ -187,7 +188,7 @@ class JudgeClient:
         if profile.constraint == "choice":
             body["structured_outputs"] = {"choice": list(profile.labels)}
         elif profile.constraint == "regex":
-            body["structured_outputs"] = {"regex": profile.regex}
+            body["structured_outputs"] = {"regex": profile.constraint_regex(max_tokens)}
         elif profile.constraint == "json":
             schema = verdict_schema(self.config.aspects, self.config.max_explanation_chars)
             body["structured_outputs"] = {"json": schema}
@@ -255,9 +256,10 @@ class JudgeClient:
         self.coarse_fast_verdicts += 1
         if self.coarse_fast_verdicts == 1:
             logger.warning(
-                "profile %s: the judge server at %s returned no label logprobs%s, so rewards are the "
-                "sampled label only (no probability weighting, no confidence); serve the judge with "
-                "vLLM directly or use mode: verdict. Counted in get_metrics()['coarse_fast_verdicts'].",
+                "profile %s: the judge server at %s returned no label logprobs%s (or the model wrote "
+                "the label in several tokens), so rewards are the sampled label only (no probability "
+                "weighting, no confidence); serve the judge with vLLM directly or use mode: verdict. "
+                "Counted in get_metrics()['coarse_fast_verdicts'].",
                 self.profile.name,
                 self._root,
                 "" if self._tokenize_supported else " (it has no /tokenize)",

@@ -150,10 +150,16 @@ def _label_position(
         final = final_part(joined)
     except UnclosedReasoning:
         return None
-    found = _find_label(final, pattern)
-    if found is None or found[0] != label:
-        return None
-    offset = len(joined) - len(final) + found[1]
+    if pattern is None:  # the label opens the reply (an end-of-text token may follow it)
+        start = len(final) - len(final.lstrip())
+        if not final.startswith(label, start):
+            return None
+    else:
+        found = _find_label(final, pattern)
+        if found is None or found[0] != label:
+            return None
+        start = found[1]
+    offset = len(joined) - len(final) + start
     end = 0
     for position in positions:
         end += len(position.token)

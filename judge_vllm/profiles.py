@@ -47,6 +47,7 @@ from judge_vllm.schemas import JudgeRequest
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "FREE_CHARS",
     "INVALID",
     "JudgeProfile",
     "ScoreRubric",
@@ -54,6 +55,11 @@ __all__ = [
     "load_profile",
 ]
 
+# In a profile's regex, the number of characters of free text (analysis, feedback) that fit in the
+# token budget before the verdict: every token is at least one character, so a reply constrained
+# this way always reaches its verdict within max_tokens.
+FREE_CHARS = "FREE_CHARS"
+VERDICT_RESERVE_TOKENS = 32
 LabelReward = Annotated[float, Field(ge=0.0, le=1.0)] | Literal["invalid"]
 PROFILE_FILE = "profile.yaml"
 
@@ -89,7 +95,10 @@ class JudgeProfile(BaseModel):
     labels: dict[str, LabelReward] = Field(min_length=1)
     output: Literal["label", "json"] = "label"
     constraint: Literal["choice", "regex", "json", "none"] = "choice"
-    regex: str | None = Field(default=None, description="the constraint when constraint is regex")
+    regex: str | None = Field(
+        default=None,
+        description=f"the constraint when constraint is regex; {FREE_CHARS} = the free text the token budget allows",
+    )
     verdict_pattern: str | None = Field(
         default=None, description="regex whose group 1 is the label (last match wins); None = the whole reply"
     )
@@ -106,7 +115,7 @@ class JudgeProfile(BaseModel):
     def _consistent(self) -> JudgeProfile:
         if self.constraint == "regex" and not self.regex:
             raise ValueError("constraint: regex needs a regex")
-        for pattern in (self.regex, self.verdict_pattern):
+        for pattern in (self.constraint_regex(64), self.verdict_pattern):
             if pattern is not None:
                 try:
                     compiled = re.compile(pattern)
@@ -185,6 +194,12 @@ class JudgeProfile(BaseModel):
                 self.template_dir, self.system_template, **shared
             )
         return cached
+
+    def constraint_regex(self, max_tokens: int) -> str | None:
+        """The regex constraint for a token budget (``FREE_CHARS`` filled in)."""
+        if self.regex is None:
+            return None
+        return self.regex.replace(FREE_CHARS, str(max(max_tokens - VERDICT_RESERVE_TOKENS, 0)))
 
     def as_verdict_mode(self, max_tokens: int) -> JudgeProfile:
         """This profile asking for a JSON verdict (``mode: verdict``), if it supports one."""

@@ -110,7 +110,7 @@ def test_general_verifier_gets_the_extracted_answer_on_the_completions_endpoint(
     )  # one call, two prompts
     assert "### Student Answer: 7\n" in body["prompt"][0] and "so the answer is" not in body["prompt"][0]
     assert (
-        body["structured_outputs"] == {"regex": "[\\s\\S]*Final Decision: (Yes|No)"}
+        body["structured_outputs"] == {"regex": "[\\s\\S]{0,32}Final Decision: (Yes|No)"}
         and body["max_tokens"] == 64
     )
     assert "messages" not in body and "chat_template_kwargs" not in body
@@ -143,3 +143,15 @@ def test_a_profile_change_is_a_new_cache_key(fake_judge, tmp_path, profile):
     with _system(fake_judge.url, tmp_path, profile="binary") as rs:
         other = rs.reward("q", "The answer is 7", "7")
     assert (first["source"], again["source"], other["source"]) == ("judge", "cache", "judge")
+
+
+def test_labels_of_several_tokens_use_the_sampled_label_without_a_logprob_warning(
+    fake_judge, tmp_path, caplog
+):
+    """The fake's tokenizer gives one token per character: xVerify's labels are several tokens."""
+    with _system(fake_judge.url, tmp_path, use_cache=False, profile="xverify") as rs:
+        result = rs.reward("q", "It is 7.", "7")
+        metrics = rs.get_metrics()
+    assert result["source"] == "judge" and result["confidence"] is None
+    assert "logprobs" not in fake_judge.last_body and fake_judge.last_body["max_tokens"] == 16  # room for a label of several tokens
+    assert metrics["coarse_fast_verdicts"] == 0 and "no label logprobs" not in caplog.text

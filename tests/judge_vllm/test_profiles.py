@@ -155,3 +155,17 @@ def test_bad_user_profiles_are_clear_config_errors(tmp_path, yaml_text, message)
 def test_verdict_mode_switches_only_profiles_that_support_it():
     assert JudgeClientConfig(profile="rubric", mode="verdict").judge_profile().output == "json"
     assert JudgeClientConfig(profile="compassverifier", mode="verdict").judge_profile().output == "label"
+
+
+def test_a_label_followed_by_an_end_of_text_token_is_still_weighed():
+    xverify = load_profile("xverify")
+    positions = [_at("Correct", Correct=0.7, Incorrect=0.3), LogprobPosition("<|im_end|>", {})]
+    v = label_verdict(_reply("Correct", positions=positions), xverify.labels)
+    assert v.score == pytest.approx(0.7) and v.confidence == pytest.approx(0.7)
+
+
+def test_a_label_written_in_several_tokens_is_the_sampled_label():
+    xverify = load_profile("xverify")
+    positions = [LogprobPosition("In", {"In": -0.1}), LogprobPosition("correct", {"correct": 0.0})]
+    v = label_verdict(_reply("Incorrect", positions=positions), xverify.labels)
+    assert v.score == 0.0 and v.confidence is None and v.label == "Incorrect"
