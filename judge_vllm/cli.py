@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from judge_vllm import launcher
 from judge_vllm.client import JudgeClient, api_root
 from judge_vllm.errors import JudgeError
@@ -73,6 +75,8 @@ def add_server_commands(sub: Subcommands) -> None:
     judge.add_argument("--model", help="served model name (default: the first the server lists)")
     judge.add_argument("--api-key")
     judge.add_argument("--mode", choices=["verdict", "fast"], default="verdict")
+    judge.add_argument("--profile", default="rubric", help="a bundled judge profile or a profile folder")
+    judge.add_argument("--max-tokens", type=int, help="the judge's token budget (default: the profile's)")
     judge.add_argument("--prompt", required=True)
     judge.add_argument("--completion", required=True)
     judge.add_argument("--answer", required=True)
@@ -159,7 +163,13 @@ def _judge(args: argparse.Namespace, extra: list[str]) -> int:
 
 async def _judge_one(args: argparse.Namespace) -> int:
     config = JudgeClientConfig(
-        judge_url=args.url, model=args.model, api_key=args.api_key, mode=args.mode, timeout=args.timeout
+        judge_url=args.url,
+        model=args.model,
+        api_key=args.api_key,
+        mode=args.mode,
+        timeout=args.timeout,
+        profile=args.profile,
+        max_tokens=args.max_tokens,
     )
     request = JudgeRequest(
         prompt=args.prompt, completion=args.completion, answer=args.answer, answer_type=args.answer_type
@@ -184,6 +194,10 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
         return args.run(args, extra)
     except JudgeError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except ValidationError as err:  # bad settings given on the command line
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+        print(f"error: {problems}", file=sys.stderr)
         return 2
 
 

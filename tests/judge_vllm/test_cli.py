@@ -64,3 +64,10 @@ def test_only_serve_takes_unknown_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["stop", "--pid-file", str(tmp_path / "pid"), "--bogus"])
     assert exited.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_judge_with_an_unknown_profile_is_a_clear_error_and_exit_2(capsys):
+    code = main(["judge", "--url", "http://127.0.0.1:9", "--profile", "nope", "--prompt", "q",
+                 "--completion", "c", "--answer", "a"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: profile:") and "compassverifier" in err and "Traceback" not in err
