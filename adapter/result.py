@@ -16,7 +16,8 @@ class RewardResult(BaseModel):
 
     Sources: ``judge`` (fresh verdict), ``cache`` (stored verdict), ``rule`` (decided by a
     pre-check or the rule reward), ``rule_fallback`` (the judge failed; ``reason`` says why),
-    ``error`` (the judge failed and fallback is off).
+    ``error`` (the judge failed and fallback is off). ``label`` is the label the judge gave
+    (judge and cache sources), e.g. "C" when CompassVerifier calls the response invalid.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -31,6 +32,7 @@ class RewardResult(BaseModel):
     reason: str | None = None
     error: str | None = None
     judge_scores: dict[str, float | None] | None = None
+    label: str | None = None
 
     @property
     def score(self) -> float | None:

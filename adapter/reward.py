@@ -387,6 +387,7 @@ class BaseJudgeReward:
             detailed_scores=verdict.detailed_scores,
             confidence=verdict.confidence,
             judge_scores=verdict.judge_scores,
+            label=verdict.label,
         )
 
     def _finish(

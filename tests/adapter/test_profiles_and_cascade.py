@@ -84,7 +84,7 @@ def test_judge_strategy_sends_everything_to_the_judge(fake_judge, tmp_path):
 def test_compassverifier_invalid_label_is_reported(fake_judge, tmp_path):
     with _system(fake_judge.url, tmp_path, use_cache=False, profile="compassverifier") as rs:
         result = rs.reward("q", "It is 7.", "7")  # the fake answers its second label (B) for no match
-    assert result["source"] == "judge" and result["reward"] == 0.0
+    assert result["source"] == "judge" and result["reward"] == 0.0 and result["label"] == "B"
     assert fake_judge.last_body["structured_outputs"] == {"choice": ["A", "B", "C"]}
     assert (
         fake_judge.last_body["messages"][0]["role"] == "user" and len(fake_judge.last_body["messages"]) == 1
