@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
-from eval.compare import VariantStats, compare_markdown, variant_config, variant_stats
+from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
 from eval.dataset import LoadedRows, MalformedInputError, load_rows
 from eval.metrics import EvalSummary, summarize
 from eval.plots import AGREEMENT_PNG, REWARD_HIST_PNG, plot_agreement, plot_reward_hist
@@ -163,7 +163,7 @@ def _compare(
         err.print(f"error: {error}", markup=False, highlight=False)
         return 2
     rule_scores = score_rules(rows, RuleRewardSystem(base.rules))
-    stats: list[VariantStats] = []
+    stats: list[VariantStats] = [rule_only_stats(merge_scores(rows, rule_scores, None))]
     model = None
     for name, config in variants:
         with _progress(err, not args.no_progress) as progress:

@@ -22,7 +22,15 @@ from eval.metrics import binarize, cohen_kappa, confusion
 from eval.report import fmt
 from eval.scoring import ScoredRow
 
-__all__ = ["VariantStats", "auroc", "best_threshold", "compare_markdown", "variant_config", "variant_stats"]
+__all__ = [
+    "VariantStats",
+    "auroc",
+    "best_threshold",
+    "compare_markdown",
+    "rule_only_stats",
+    "variant_config",
+    "variant_stats",
+]
 
 JUDGE_DECIDED = ("judge", "cache")
 Strategy = Literal["judge", "cascade"]
@@ -108,6 +116,12 @@ def variant_stats(
         agreement_at_threshold=at_threshold,
         seconds=seconds,
     )
+
+
+def rule_only_stats(scored: Sequence[ScoredRow]) -> VariantStats:
+    """The rule reward alone on the same rows, as the baseline row of the comparison."""
+    as_rule = [r.model_copy(update={"judge": r.rule, "judge_source": "rule"}) for r in scored]
+    return variant_stats("rule only", as_rule, {}, 0.0)
 
 
 def compare_markdown(stats: Sequence[VariantStats], data: str, model: str | None) -> str:

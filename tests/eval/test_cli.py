@@ -37,7 +37,9 @@ def test_rule_only_writes_every_output(tmp_path, rows, write_jsonl, read_scores,
     assert "| rule vs label | 8 |" in report and "rule vs judge" not in report
     assert "<table>" in (out / "report.html").read_text()
     printed = capsys.readouterr().out
-    assert "rule vs label" in printed and str(out / "report.md") in printed.replace("\n", "")  # rich wraps long paths
+    assert "rule vs label" in printed and str(out / "report.md") in printed.replace(
+        "\n", ""
+    )  # rich wraps long paths
 
 
 def test_malformed_rows_are_reported_and_skipped(tmp_path, rows, write_jsonl, read_scores, capsys):

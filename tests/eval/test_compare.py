@@ -45,7 +45,8 @@ def test_compare_writes_one_row_per_variant_and_each_variants_scores(fake_judge,
     rows = {
         line.split("|")[1].strip(): line.split("|") for line in table.splitlines() if line.startswith("| ")
     }
-    assert set(variants) <= set(rows)
+    assert set(variants) | {"rule only"} == set(rows) - {"variant"}
+    assert int(rows["rule only"][7]) == 0  # the baseline: no judge rows, no calls
     judge_rows = {v: int(rows[v][7]) for v in variants}
     assert judge_rows["rubric-cascade"] < judge_rows["rubric-judge"]  # the cascade decides some rows by rule
     for variant in variants:
