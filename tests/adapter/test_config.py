@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from adapter.config import RewardConfig, interpolate_env, load_reward_config
@@ -159,3 +161,11 @@ def test_the_seeds_multi_critique_example_reaches_each_url(monkeypatch, tmp_path
 def test_config_mistakes_are_not_accepted_silently(data, message):
     with pytest.raises(JudgeConfigError, match=message):
         RewardConfig.from_any(data)
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).parents[2].glob("configs/*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_loads(path, monkeypatch):
+    for var in ("JUDGE_MODEL_URL", "JUDGE_MODEL_API_KEY", "JUDGE_MAX_BATCH_SIZE", "JUDGE_MAX_CONCURRENT"):
+        monkeypatch.delenv(var, raising=False)
+    config = RewardConfig.from_any(path)
+    assert config.judge_profile().name == config.profile.rstrip("/").split("/")[-1]
