@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from adapter.calibration import ConfidenceCalibration
 from adapter.rules import RuleSettings
@@ -57,6 +57,9 @@ class RewardConfig(JudgeClientConfig):
 
     # The judge server(s).
     judge_urls: list[str] | None = Field(default=None, description="several judges: an ensemble")
+    judge_replicas: list[str] | None = Field(
+        default=None, description="several identical servers of one judge: requests are spread over them"
+    )
     aggregate: Literal["mean", "median", "vote"] = "mean"
     # Cache.
     use_cache: bool = True
@@ -87,11 +90,30 @@ class RewardConfig(JudgeClientConfig):
     strip_reasoning: bool = Field(default=True, description="grade what follows the policy's reasoning")
     reasoning_delimiters: ReasoningDelimiters = Field(default_factory=ReasoningDelimiters)
 
-    @field_validator("judge_urls")
+    @model_validator(mode="before")
     @classmethod
-    def _urls(cls, value: list[str] | None) -> list[str] | None:
+    def _url_list(cls, data: Any) -> Any:
+        """``judge_url: a,b,c`` (e.g. ``JUDGE_MODEL_URL``) is one judge on those replicas."""
+        url = data.get("judge_url") if isinstance(data, dict) else None
+        if isinstance(url, str) and "," in url:
+            urls = [u.strip() for u in url.split(",") if u.strip()]
+            data = {**data, "judge_url": urls[0] if urls else url, "judge_replicas": urls}
+        return data
+
+    @model_validator(mode="after")
+    def _one_kind_of_many(self) -> RewardConfig:
+        if self.judge_urls and self.judge_replicas:
+            raise ValueError(
+                "judge_urls (an ensemble: every item judged by each) and judge_replicas (one judge "
+                "on several servers) cannot be combined"
+            )
+        return self
+
+    @field_validator("judge_urls", "judge_replicas")
+    @classmethod
+    def _urls(cls, value: list[str] | None, info: Any) -> list[str] | None:
         if value is not None and not value:
-            raise ValueError("list at least one judge URL, or leave judge_urls out")
+            raise ValueError(f"list at least one judge URL, or leave {info.field_name} out")
         if value is None:
             return None
         checked = []

@@ -29,6 +29,7 @@ from adapter.batching import MicroBatcher, Outcome
 from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.config import RewardConfig
 from adapter.metrics import RewardMetrics
+from adapter.replicas import ReplicaPool
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (
     CircuitOpenError,
@@ -67,7 +68,7 @@ class JudgeDispatcher:
     def __init__(
         self,
         config: RewardConfig,
-        client: JudgeClient,
+        client: JudgeClient | ReplicaPool,
         breaker: CircuitBreaker,
         metrics: RewardMetrics,
         judge: JudgeFn,

@@ -10,6 +10,7 @@ Per-judge scores are reported in ``judge_scores``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import statistics
 from typing import Any
 
@@ -20,7 +21,12 @@ from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["MultiJudge", "aggregate_scores"]
 
+logger = logging.getLogger("JudgeReward")
 JUDGED = ("judge", "cache")
+REPLICAS_HINT = (
+    "judge_urls is an ensemble: every item is judged by each entry; to spread items over copies of "
+    "one judge, list them in judge_replicas"
+)
 
 
 def aggregate_scores(scores: list[float], how: str) -> float:
@@ -41,6 +47,9 @@ class MultiJudge(BaseJudgeReward):
         # pre-checks once for all of them.
         super().__init__(shared.model_copy(update={"use_cache": False}))
         urls = shared.judge_urls or [shared.judge_url]
+        if len(set(urls)) < len(urls):
+            logger.warning("judge_urls lists the same server more than once. %s.", REPLICAS_HINT)
+        self._same_model_checked = False
         member = {"judge_urls": None, "prechecks": False}
         self.judges = {
             url: JudgeRewardSystem(shared.model_copy(update={**member, "judge_url": url})) for url in urls
@@ -48,8 +57,9 @@ class MultiJudge(BaseJudgeReward):
 
     async def _request_judge(self, request: JudgeRequest) -> Verdict:
         """Every member's reward for the request, aggregated (fails when no member judged)."""
-        fields = request.model_dump(exclude={"metadata"})
+        fields = request.model_dump(exclude={"metadata", "final_answer"})
         results = await asyncio.gather(*(judge.areward(**fields) for judge in self.judges.values()))
+        self._check_same_model()
         per_judge = {
             url: r["reward"] if r["source"] in JUDGED else None
             for url, r in zip(self.judges, results, strict=True)
@@ -63,6 +73,17 @@ class MultiJudge(BaseJudgeReward):
             explanation=f"{self.config.aggregate} of {len(scores)}/{len(self.judges)} judges",
             judge_scores=per_judge,
         )
+
+    def _check_same_model(self) -> None:
+        """Warn once when every member serves the same model: that is a pool, not an ensemble."""
+        if self._same_model_checked:
+            return
+        models = [judge._known_model() for judge in self.judges.values()]
+        if None in models:
+            return
+        self._same_model_checked = True
+        if len(models) > 1 and len(set(models)) == 1:
+            logger.warning("every judge in judge_urls serves %s. %s.", models[0], REPLICAS_HINT)
 
     def get_metrics(self) -> dict[str, Any]:
         """The ensemble's metrics plus each judge's."""

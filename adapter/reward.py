@@ -41,6 +41,7 @@ from adapter.inputs import InvalidInput, RewardItem, build_request, request_from
 from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
 from adapter.prechecks import PrecheckVerdict, precheck
+from adapter.replicas import ReplicaPool
 from adapter.result import RewardResult, Source
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeError, JudgeTimeoutError
@@ -151,7 +152,10 @@ class BaseJudgeReward:
             context_cuts=client.context_cuts if client else 0,
             coarse_fast_verdicts=client.coarse_fast_verdicts if client else 0,
             mode=self.config.mode,
+            profile=self.config.profile,
         )
+        if isinstance(client, ReplicaPool):
+            snapshot.update(client.snapshot())
         return snapshot
 
     def close(self) -> None:
@@ -305,7 +309,7 @@ class BaseJudgeReward:
             if self._dispatcher is None:
                 self._dispatcher = JudgeDispatcher(
                     self.config,
-                    JudgeClient(self._client_config),
+                    self._new_client(),
                     self._breaker,
                     self.metrics,
                     self._request_judge,
@@ -315,7 +319,16 @@ class BaseJudgeReward:
                     self._canary_task = asyncio.get_running_loop().create_task(self._canary_loop())
         return self._dispatcher
 
-    async def _discovered_cache_key(self, client: JudgeClient, request: JudgeRequest) -> str | None:
+    def _new_client(self) -> JudgeClient | ReplicaPool:
+        """One judge server's client, or the pool over ``judge_replicas``."""
+        if not self.config.judge_replicas:
+            return JudgeClient(self._client_config)
+        threshold, pause = self.config.circuit_breaker_threshold, self.config.circuit_breaker_timeout
+        return ReplicaPool(self._client_config, self.config.judge_replicas, threshold, pause)
+
+    async def _discovered_cache_key(
+        self, client: JudgeClient | ReplicaPool, request: JudgeRequest
+    ) -> str | None:
         """The cache key once the served model is known (asked of the server once, bounded)."""
         if client.known_model is None:
             try:

@@ -37,6 +37,7 @@ __all__ = ["Action", "FakeJudgeServer", "FaultPlan"]
 Action = Literal["ok", "error", "reject", "hang", "garbage", "length", "drop", "busy"]
 
 _REFERENCE = re.compile(r"REFERENCE ANSWER:\n(.*?)\n\n", re.S)
+_QUESTION = re.compile(r"QUESTION:\n(.*?)\n\nREFERENCE ANSWER:", re.S)
 _RESPONSE = re.compile(r"<response-([0-9a-z]+)>\n(.*)\n</response-\1>", re.S)
 
 
@@ -57,6 +58,9 @@ class FaultPlan(BaseModel):
     tokenize: bool = Field(default=True, description="serve /tokenize and /detokenize (a router may not)")
     retry_after_s: float = Field(default=1.0, ge=0.0, description="Retry-After of a 'busy' (429) reply")
     completion_text: str = Field(default="Final Decision: Yes", description="each /v1/completions reply")
+    max_concurrency: int | None = Field(
+        default=None, ge=1, description="judging requests served at once (like a busy replica); None = any"
+    )
 
 
 def _count_tokens(messages: list[dict[str, Any]]) -> int:
@@ -115,6 +119,8 @@ class FakeJudgeServer:
         self.model = model
         self.counts: Counter[str] = Counter()
         self.last_body: dict[str, Any] | None = None
+        self.judged_prompts: Counter[str] = Counter()  # the question of every item it judged
+        self._slots: asyncio.Semaphore | None = None
         self._script: deque[Action] = deque(self.plan.script)
         self._rng = random.Random(self.plan.seed)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -131,6 +137,7 @@ class FakeJudgeServer:
     def set_plan(self, plan: FaultPlan) -> None:
         """Change behaviour for the requests that follow."""
         self.plan = plan
+        self._slots = None
         self._script = deque(plan.script)
         self._rng = random.Random(plan.seed)
 
@@ -207,6 +214,14 @@ class FakeJudgeServer:
         if path.endswith("/batch") and not self.plan.batch_endpoint:
             return 404, {"error": {"message": "Not Found"}}
         self.last_body = body
+        if self.plan.max_concurrency is not None:
+            if self._slots is None:
+                self._slots = asyncio.Semaphore(self.plan.max_concurrency)
+            async with self._slots:
+                return await self._judge(path, body)
+        return await self._judge(path, body)
+
+    async def _judge(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         action = self._next_action()
         self.counts[action] += 1
         if self.plan.latency_s:
@@ -224,6 +239,9 @@ class FakeJudgeServer:
         if path == "/v1/completions":
             return self._completions(body, action)
         conversations = body["messages"] if path.endswith("/batch") else [body["messages"]]
+        for conversation in conversations:
+            question = _QUESTION.search(conversation[-1]["content"] if conversation else "")
+            self.judged_prompts[question.group(1) if question else ""] += 1
         longest = max(_count_tokens(c) for c in conversations) + body.get("max_tokens", 0)
         if longest > self.plan.max_model_len:
             return 400, {"error": {"message": f"maximum context length is {self.plan.max_model_len} tokens"}}

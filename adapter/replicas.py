@@ -1,0 +1,245 @@
+"""One logical judge served by several identical servers (``judge_replicas``).
+
+Routing: requests that share a question and reference (a GRPO group) go to the same replica,
+so its prefix cache keeps the group's shared prompt prefix: rendezvous hashing of (prompt,
+answer) over the replicas gives each group a preferred replica and a fixed order of the others.
+Consistent hashing with bounded loads, a group at a time: when the preferred replica would
+carry more than ``LOAD_SLACK`` times its fair share of the items in flight, the least-loaded
+healthy replica takes the group. Batches are formed per replica (one ``judge_many`` call each).
+
+Health: each replica has its own circuit breaker. Items of a call that failed for a server
+fault (unreachable, 5xx, timeout) go to the next replica in their order, within the same
+reward's deadline, so while any replica is healthy the reward still comes from the judge. A
+replica whose breaker opened gets one probe after ``circuit_breaker_timeout`` and is used
+again once that succeeds. When every replica fails, the items get the last error (a server fault): the
+reward system's own breaker (pool-wide) counts that, so it opens only when every replica is
+down.
+
+Each replica's client retries nothing itself (``max_retries: 0``): another replica is a
+better retry than the same one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from adapter.breaker import BreakerState, CircuitBreaker
+from adapter.metrics import percentile
+from judge_vllm.client import JudgeClient
+from judge_vllm.errors import JudgeError, JudgeUnavailableError
+from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.settings import JudgeClientConfig
+
+__all__ = ["LOAD_SLACK", "Replica", "ReplicaPool", "affinity_order"]
+
+LOAD_SLACK = 1.25
+LATENCY_WINDOW = 2_000
+Outcome = Verdict | JudgeError
+
+
+def affinity_order(key: str, urls: Sequence[str]) -> list[int]:
+    """Replica indexes for ``key``, most preferred first (rendezvous hashing: adding or removing a
+    replica moves only the groups that preferred it)."""
+
+    def weight(index: int) -> bytes:
+        return hashlib.blake2b(
+            f"{urls[index]}\x00{key}".encode("utf-8", "surrogatepass"), digest_size=8
+        ).digest()
+
+    return sorted(range(len(urls)), key=weight, reverse=True)
+
+
+def _group_key(request: JudgeRequest) -> str:
+    """What a GRPO group shares: the question and the reference answer."""
+    return f"{request.prompt}\x00{request.answer}"
+
+
+class Replica:
+    """One judge server of the pool: its client, breaker, load and counters."""
+
+    def __init__(self, url: str, client: JudgeClient, breaker: CircuitBreaker) -> None:
+        self.url = url
+        self.client = client
+        self.breaker = breaker
+        self.inflight = 0
+        self.items = 0
+        self.calls = 0
+        self.errors = 0
+        self._latency_ms: deque[float] = deque(maxlen=LATENCY_WINDOW)
+
+    @property
+    def usable(self) -> bool:
+        """Closed, or due for its half-open probe (does not take the probe)."""
+        return self.breaker.state is not BreakerState.OPEN
+
+    async def judge(self, requests: list[JudgeRequest]) -> list[Outcome]:
+        """One call to this replica; a failure of the whole call fills every slot. Its items count
+        as in flight from when they were assigned (``ReplicaPool``) until this returns."""
+        self.items += len(requests)
+        self.calls += 1
+        started = time.perf_counter()
+        try:
+            outcomes: list[Outcome] = await self.client.judge_many(requests)
+        except JudgeError as err:
+            outcomes = [err] * len(requests)
+        finally:
+            self._latency_ms.append((time.perf_counter() - started) * 1000)
+        faults = [o for o in outcomes if isinstance(o, JudgeError) and o.server_fault]
+        self.errors += len(faults)
+        if faults and len(faults) == len(outcomes):
+            self.breaker.record_failure()
+        else:
+            self.breaker.record_success()
+        return outcomes
+
+    def snapshot(self) -> dict[str, Any]:
+        """Requests, calls, errors, load, latency and breaker state of this replica."""
+        latencies = sorted(self._latency_ms)
+        return {
+            "items": self.items,
+            "calls": self.calls,
+            "errors": self.errors,
+            "inflight": self.inflight,
+            "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+            "circuit_breaker": self.breaker.snapshot(),
+        }
+
+
+class ReplicaPool:
+    """Several judge servers behind the ``JudgeClient`` interface the reward system uses."""
+
+    def __init__(
+        self, config: JudgeClientConfig, urls: Sequence[str], breaker_threshold: int, breaker_timeout_s: float
+    ) -> None:
+        self.urls = list(urls)
+        replica_config = config.model_copy(update={"max_retries": 0})
+        self.replicas = [
+            Replica(
+                url,
+                JudgeClient(replica_config.model_copy(update={"judge_url": url})),
+                CircuitBreaker(breaker_threshold, breaker_timeout_s),
+            )
+            for url in self.urls
+        ]
+        self.failovers = 0
+
+    # -- the JudgeClient interface -----------------------------------------------------
+
+    @property
+    def known_model(self) -> str | None:
+        """The served model, once any replica has named it."""
+        return next((r.client.known_model for r in self.replicas if r.client.known_model), None)
+
+    async def model_name(self) -> str:
+        """The model the first replica that answers lists."""
+        error: JudgeError | None = None
+        for replica in self._healthy_first():
+            try:
+                return await replica.client.model_name()
+            except JudgeError as err:
+                error = err
+        raise error or JudgeUnavailableError("no judge replica answered")
+
+    @property
+    def context_cuts(self) -> int:
+        return sum(r.client.context_cuts for r in self.replicas)
+
+    @property
+    def coarse_fast_verdicts(self) -> int:
+        return sum(r.client.coarse_fast_verdicts for r in self.replicas)
+
+    def endpoint(self, items: int) -> str:
+        """The path a call carrying ``items`` requests goes to, on each replica (for logs)."""
+        return f"{self.replicas[0].client.endpoint(items)} on {len(self.replicas)} replicas"
+
+    async def aclose(self) -> None:
+        """Close every replica's connections."""
+        await asyncio.gather(*(r.client.aclose() for r in self.replicas))
+
+    async def judge_many(self, requests: list[JudgeRequest]) -> list[Outcome]:
+        """Judge ``requests`` on their replicas; failed items move on to their next replica."""
+        results: list[Outcome | None] = [None] * len(requests)
+        orders = {i: affinity_order(_group_key(r), self.urls) for i, r in enumerate(requests)}
+        tried: dict[int, set[int]] = {i: set() for i in range(len(requests))}
+        pending = list(range(len(requests)))
+        last_error: dict[int, JudgeError] = {}
+        while pending:
+            plan = self._assign(pending, orders, tried)
+            for i in pending:
+                if i not in plan:
+                    results[i] = last_error.get(i) or JudgeUnavailableError(
+                        "every judge replica is down (each one's circuit breaker is open)"
+                    )
+            by_replica = self._by_replica(plan)
+            for index, items in by_replica.items():  # reserved now: the next batch's routing sees it
+                self.replicas[index].inflight += len(items)
+            calls = [self._call(index, items, requests) for index, items in by_replica.items()]
+            retry: list[int] = []
+            for items, outcomes in await asyncio.gather(*calls):
+                for i, outcome in zip(items, outcomes, strict=True):
+                    tried[i].add(plan[i])
+                    if isinstance(outcome, JudgeError) and outcome.server_fault:
+                        last_error[i] = outcome
+                        retry.append(i)
+                    else:
+                        results[i] = outcome
+            self.failovers += len(retry)
+            pending = retry
+        return results  # type: ignore[return-value]
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def _healthy_first(self) -> list[Replica]:
+        return sorted(self.replicas, key=lambda r: not r.usable)
+
+    def _assign(
+        self, pending: list[int], orders: dict[int, list[int]], tried: dict[int, set[int]]
+    ) -> dict[int, int]:
+        """Item -> replica, a group at a time: the group's first untried usable replica, unless that
+        would take it past the load bound; then the least-loaded untried usable one."""
+        usable = {i for i, r in enumerate(self.replicas) if r.usable}
+        load = {i: self.replicas[i].inflight for i in usable}
+        bound = math.ceil(LOAD_SLACK * (sum(load.values()) + len(pending)) / max(len(usable), 1))
+        groups: dict[tuple[tuple[int, ...], frozenset[int]], list[int]] = {}
+        for item in pending:  # items with the same order and the same tried replicas move together
+            groups.setdefault((tuple(orders[item]), frozenset(tried[item])), []).append(item)
+        plan: dict[int, int] = {}
+        for (order, done), items in groups.items():
+            candidates = [r for r in order if r in usable and r not in done]
+            if not candidates:
+                continue
+            choice = candidates[0]
+            if load[choice] + len(items) > bound:
+                choice = min(candidates, key=lambda r: load[r])
+            load[choice] += len(items)
+            plan.update(dict.fromkeys(items, choice))
+        return plan
+
+    @staticmethod
+    def _by_replica(plan: dict[int, int]) -> dict[int, list[int]]:
+        grouped: dict[int, list[int]] = {}
+        for item, replica in plan.items():
+            grouped.setdefault(replica, []).append(item)
+        return grouped
+
+    async def _call(
+        self, index: int, items: list[int], requests: list[JudgeRequest]
+    ) -> tuple[list[int], list[Outcome]]:
+        replica = self.replicas[index]
+        try:
+            if replica.breaker.state is BreakerState.HALF_OPEN and not replica.breaker.allow():
+                busy = JudgeUnavailableError(f"judge replica {replica.url} is being probed")
+                return items, [busy] * len(items)
+            return items, await replica.judge([requests[i] for i in items])
+        finally:
+            replica.inflight -= len(items)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Per-replica metrics, and how many items failed over to another replica."""
+        return {"failovers": self.failovers, "replicas": {r.url: r.snapshot() for r in self.replicas}}
