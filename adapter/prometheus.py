@@ -130,6 +130,58 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "circuit_breaker",
         read=lambda breaker: breaker["failures"],
     ),
+    RewardSeries(
+        "judge_cascade_decisions",
+        "counter",
+        "strategy cascade: rewards decided by rule (rule) or sent on to the judge (judge).",
+        "cascade",
+        label="decided_by",
+        read=lambda c: {"rule": c["decided_by_rule"], "judge": c["sent_to_judge"]},
+    ),
+    # judge_replicas: one series per replica (label: its URL).
+    RewardSeries(
+        "judge_replica_items",
+        "counter",
+        "Items sent to each judge replica.",
+        "replicas",
+        label="replica",
+        read=lambda replicas: {url: r["items"] for url, r in replicas.items()},
+    ),
+    RewardSeries(
+        "judge_replica_errors",
+        "counter",
+        "Items a judge replica failed with a server fault (each then tried on another replica).",
+        "replicas",
+        label="replica",
+        read=lambda replicas: {url: r["errors"] for url, r in replicas.items()},
+    ),
+    RewardSeries(
+        "judge_replica_inflight",
+        "gauge",
+        "Items assigned to each judge replica and not answered yet.",
+        "replicas",
+        label="replica",
+        read=lambda replicas: {url: r["inflight"] for url, r in replicas.items()},
+    ),
+    RewardSeries(
+        "judge_replica_latency_p50_ms",
+        "gauge",
+        "Median latency of a judge replica's calls over the recent window, in ms.",
+        "replicas",
+        label="replica",
+        read=lambda replicas: {url: r["latency_ms"]["p50"] for url, r in replicas.items()},
+    ),
+    RewardSeries(
+        "judge_replica_breaker_open",
+        "gauge",
+        "1 while a judge replica's circuit breaker is open (its items go to the others).",
+        "replicas",
+        label="replica",
+        read=lambda replicas: {
+            url: int(r["circuit_breaker"]["state"] == "open") for url, r in replicas.items()
+        },
+    ),
+    RewardSeries("judge_replica_failovers", "counter", "Items moved to another judge replica.", "failovers"),
 )
 
 

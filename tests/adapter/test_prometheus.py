@@ -25,6 +25,24 @@ SNAPSHOT: dict[str, Any] = {
     "inflight": 1,
     "circuit_breaker": {"state": "open", "failures": 5},
     "latency_ms": {"p50": 1.0},  # not exported: no row reads it
+    "cascade": {"decided_by_rule": 7, "sent_to_judge": 3, "judge_fraction": 0.3},
+    "failovers": 2,
+    "replicas": {
+        "http://a:1": {
+            "items": 4,
+            "errors": 2,
+            "inflight": 1,
+            "latency_ms": {"p50": 12.5, "p95": 20.0},
+            "circuit_breaker": {"state": "open", "failures": 2},
+        },
+        "http://b:1": {
+            "items": 6,
+            "errors": 0,
+            "inflight": 0,
+            "latency_ms": {"p50": 10.0, "p95": 11.0},
+            "circuit_breaker": {"state": "closed", "failures": 0},
+        },
+    },
 }
 
 
@@ -64,6 +82,19 @@ def test_every_series_from_a_full_snapshot():
         ("judge_circuit_breaker_state", (("state", "half_open"),)): 0,
         ("judge_circuit_breaker_state", (("state", "open"),)): 1,
         ("judge_circuit_breaker_failures", ()): 5,
+        ("judge_cascade_decisions_total", (("decided_by", "judge"),)): 3,
+        ("judge_cascade_decisions_total", (("decided_by", "rule"),)): 7,
+        ("judge_replica_items_total", (("replica", "http://a:1"),)): 4,
+        ("judge_replica_items_total", (("replica", "http://b:1"),)): 6,
+        ("judge_replica_errors_total", (("replica", "http://a:1"),)): 2,
+        ("judge_replica_errors_total", (("replica", "http://b:1"),)): 0,
+        ("judge_replica_inflight", (("replica", "http://a:1"),)): 1,
+        ("judge_replica_inflight", (("replica", "http://b:1"),)): 0,
+        ("judge_replica_latency_p50_ms", (("replica", "http://a:1"),)): 12.5,
+        ("judge_replica_latency_p50_ms", (("replica", "http://b:1"),)): 10.0,
+        ("judge_replica_breaker_open", (("replica", "http://a:1"),)): 1,
+        ("judge_replica_breaker_open", (("replica", "http://b:1"),)): 0,
+        ("judge_replica_failovers_total", ()): 2,
     }
 
 
