@@ -29,6 +29,7 @@ from typing import Any, Literal
 import httpx
 
 from adapter import JudgeRewardSystem
+from eval import bench_replicas
 from eval.soak import _rss_mb
 from judge_prompts import render_prompt
 from judge_vllm import launcher
@@ -436,11 +437,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-offline", action="store_true", help="skip (b), which starts a second engine")
     parser.add_argument("--tune", action="store_true", help="also compare CPU server settings (f)")
     parser.add_argument("--out", type=Path, default=Path("docs/BENCHMARKS.md"))
+    parser.add_argument(
+        "--replicas", action="store_true", help="only (h): judge_replicas scaling over fake replicas"
+    )
+    parser.add_argument(
+        "--real-replicas", help="with --replicas, (i) too: two running vLLM servers, comma-separated URLs"
+    )
     args = parser.parse_args(argv)
+    if args.replicas:
+        return _replicas(args)
     report = run(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)
     print(report)
+    return 0
+
+
+def _replicas(args: argparse.Namespace) -> int:
+    # A slow judge (0.2 s a request, 4 at once: 20 judgments/s a replica) keeps the client and the
+    # fakes' own CPU far below what 8 replicas need on a 2-core machine: what is measured is routing.
+    latency_s, concurrency = 0.2, 4
+    rates = bench_replicas.replica_scaling(latency_s=latency_s, concurrency=concurrency, per_replica=200)
+    urls = [u.strip() for u in args.real_replicas.split(",")] if args.real_replicas else None
+    prefix = bench_replicas.prefix_cache_affinity(urls) if urls else None
+    text = bench_replicas.section(rates, latency_s, concurrency, prefix)
+    bench_replicas.write_section(args.out, text)
+    print(text)
     return 0
 
 
