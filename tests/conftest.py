@@ -35,10 +35,24 @@ def judge_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         launcher.wait_healthy(reuse, 30.0)
         yield reuse
         return
+    for url, _ in _real_judge(tmp_path_factory, ()):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def second_judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """A second real vLLM judge server of our own (a small KV cache), for replica pools: its URL
+    and pid (a test may stop it); stopped after its module."""
+    yield from _real_judge(tmp_path_factory, ("--kv-cache-memory-bytes", "536870912"))
+
+
+def _real_judge(
+    tmp_path_factory: pytest.TempPathFactory, extra: tuple[str, ...]
+) -> Iterator[tuple[str, int]]:
     model = prepare_model("smollm2", REPO / "models")
     port = _free_port()
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    options = launcher.ServeOptions(model=model, served_model_name="smollm2", port=port)
+    options = launcher.ServeOptions(model=model, served_model_name="smollm2", port=port, extra_args=extra)
     process = launcher.start(options, log_file=log)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -47,7 +61,7 @@ def judge_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         launcher.stop(process.pid)
         tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
         pytest.fail(f"vLLM judge server did not start: {err}\n{tail}")
-    yield url
+    yield url, process.pid
     launcher.stop(process.pid)
 
 
