@@ -60,6 +60,9 @@ class RewardConfig(JudgeClientConfig):
     judge_replicas: list[str] | None = Field(
         default=None, description="several identical servers of one judge: requests are spread over them"
     )
+    verl_reward_router: bool = Field(
+        default=False, description="verl: judge on the reward-model router verl passes (reward_router_address)"
+    )
     aggregate: Literal["mean", "median", "vote"] = "mean"
     # Cache.
     use_cache: bool = True

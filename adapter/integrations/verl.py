@@ -5,7 +5,10 @@
     # with reward_model.reward_manager=batch: custom_reward_function.name=compute_score_batch
 
 The adapter is built on first use from the YAML file named by ``JUDGE_REWARD_CONFIG``,
-else from the ``JUDGE_MODEL_URL`` family of environment variables. verl's ``ground_truth``
+else from the ``JUDGE_MODEL_URL`` family of environment variables. With
+``verl_reward_router: true`` in that config, the reward-model router verl passes to reward
+functions (``reward_router_address``, its reward-model servers) is the judge instead of
+``judge_url``. verl's ``ground_truth``
 is the reference answer; ``extra_info`` may carry ``answer_type`` and the ``question``
 (verl's data preprocessing stores it there) used as the judge's prompt.
 
@@ -22,6 +25,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeError
@@ -42,12 +46,20 @@ _adapter: BaseJudgeReward | None = None
 _adapter_lock = threading.Lock()
 
 
-def get_adapter() -> BaseJudgeReward:
-    """The process's judge reward, created on first use from ``JUDGE_REWARD_CONFIG`` or the env."""
+def get_adapter(reward_router_address: str | None = None) -> BaseJudgeReward:
+    """The process's judge reward, created on first use from ``JUDGE_REWARD_CONFIG`` or the env
+    (on verl's reward-model router when the config opts in and verl passed one)."""
     global _adapter
     with _adapter_lock:
         if _adapter is None:
-            _adapter = create_judge_reward(os.environ.get(CONFIG_ENV) or None)
+            config = RewardConfig.from_any(os.environ.get(CONFIG_ENV) or None)
+            if config.verl_reward_router and reward_router_address:
+                url = reward_router_address
+                url = url if url.startswith(("http://", "https://")) else f"http://{url}"
+                config = RewardConfig.model_validate(
+                    {**dict(config), "judge_url": url, "judge_replicas": None}
+                )
+            _adapter = create_judge_reward(config)
         return _adapter
 
 
@@ -92,8 +104,10 @@ def compute_score(
     extra_info: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """verl's ``compute_score``: judge one response. Other verl kwargs are accepted and unused."""
-    return _to_verl(get_adapter().reward_batch([_item(solution_str, ground_truth, extra_info)])[0])
+    """verl's ``compute_score``: judge one response. Other verl kwargs are accepted; only
+    ``reward_router_address`` is read (see the module docs)."""
+    adapter = get_adapter(kwargs.get("reward_router_address"))
+    return _to_verl(adapter.reward_batch([_item(solution_str, ground_truth, extra_info)])[0])
 
 
 async def compute_score_async(
@@ -104,7 +118,8 @@ async def compute_score_async(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Async ``compute_score`` for verl's reward loop (awaited instead of run in a thread)."""
-    results = await get_adapter().areward_batch([_item(solution_str, ground_truth, extra_info)])
+    adapter = get_adapter(kwargs.get("reward_router_address"))
+    results = await adapter.areward_batch([_item(solution_str, ground_truth, extra_info)])
     return _to_verl(results[0])
 
 

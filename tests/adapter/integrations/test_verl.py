@@ -179,3 +179,15 @@ def test_a_failure_without_fallback_raises_rather_than_inventing_a_score(configu
         verl.compute_score("gsm8k", "The answer is 4.", "4", None)
     with pytest.raises(JudgeError, match="verl cannot mask a missing reward"):
         verl.compute_score_batch(["gsm8k"], ["4"], ["4"], [None])
+
+
+@pytest.mark.parametrize("opt_in", [True, False])
+def test_verls_reward_router_is_the_judge_only_when_the_config_opts_in(
+    fake_judge, monkeypatch, tmp_path, opt_in
+):
+    dead = "http://127.0.0.1:9"  # nothing listens: only the router address can answer
+    _use_config(monkeypatch, tmp_path, judge_url=dead, verl_reward_router=opt_in, max_retries=0)
+    router = fake_judge.url.removeprefix("http://")  # verl passes host:port
+    score = verl.compute_score("gsm8k", "The answer is 4.", "4", None, reward_router_address=router)
+    assert verl.get_adapter().config.judge_url == (fake_judge.url if opt_in else dead)
+    assert score["source"] == ("judge" if opt_in else "rule_fallback")
