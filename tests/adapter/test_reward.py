@@ -292,8 +292,9 @@ def test_aggregate_scores(how, scores, expected):
 
 def test_one_failed_batch_is_one_breaker_failure(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(script=["error"]))
-    config = {"circuit_breaker_threshold": 2, "max_retries": 0, "max_batch_size": 64, "batch_timeout": 0.05}
-    with _system(fake_judge.url, tmp_path, **config) as rs:
+    # One batch: the batcher waits up to 2 s for 64 items, far longer than 32 take to arrive.
+    config = {"circuit_breaker_threshold": 2, "max_retries": 0, "max_batch_size": 64, "batch_timeout": 2.0}
+    with _system(fake_judge.url, tmp_path, timeout=60.0, **config) as rs:
         results = rs.reward_batch(_items(32))
         state = rs.get_metrics()["circuit_breaker"]
     assert {r["reason"] for r in results} == {"Judge unavailable"}
