@@ -87,8 +87,9 @@ def _environment(template_dir: Path) -> ImmutableSandboxedEnvironment:
 
 
 def render_template(template_dir: Path, name: str, **variables: object) -> str:
-    """Render template ``name`` from ``template_dir`` in the sandbox, with ``StrictUndefined``."""
-    return _environment(template_dir.resolve()).get_template(name).render(**variables)
+    """Render template ``name`` from ``template_dir`` (an absolute path) in the sandbox, with
+    ``StrictUndefined``."""
+    return _environment(template_dir).get_template(name).render(**variables)
 
 
 # Anything that could close our response tag, or open a chat turn / special token of a

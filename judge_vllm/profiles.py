@@ -109,7 +109,9 @@ class JudgeProfile(BaseModel):
     verdict_mode: bool = Field(
         default=False, description="mode: verdict asks for a JSON {score, explanation} instead of a label"
     )
-    _system_cache: dict[str | None, str] = PrivateAttr(default_factory=dict)
+    _fixed_cache: dict[tuple[str | None, ScoreRubric | None, bool], tuple[dict[str, Any], str | None]] = (
+        PrivateAttr(default_factory=dict)
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> JudgeProfile:
@@ -156,7 +158,7 @@ class JudgeProfile(BaseModel):
         """The judge prompt for ``request``, grading ``completion`` (the completion or its final answer)."""
         if self.needs_score_rubric and score_rubric is None:
             raise JudgeConfigError(f"profile {self.name!r} needs a score_rubric in the reward config")
-        shared = self._fixed_variables(request.answer_type, score_rubric, aspects)
+        shared, system = self._fixed(request.answer_type, score_rubric, aspects)
         user = render_template(
             self.template_dir,
             self.user_template,
@@ -166,7 +168,21 @@ class JudgeProfile(BaseModel):
             completion=neutralise(clip_middle(completion, max_completion_chars)),
             nonce=nonce or new_nonce(),
         )
-        return JudgePrompt(system=self._system(request.answer_type, shared), user=user)
+        return JudgePrompt(system=system, user=user)
+
+    def _fixed(
+        self, answer_type: str | None, score_rubric: ScoreRubric | None, aspects: bool
+    ) -> tuple[dict[str, Any], str | None]:
+        """The variables and the system message fixed per answer_type and settings (rendered once)."""
+        key = (answer_type, score_rubric, aspects)
+        fixed = self._fixed_cache.get(key)
+        if fixed is None:
+            shared = self._fixed_variables(answer_type, score_rubric, aspects)
+            system = None
+            if self.system_template is not None:
+                system = render_template(self.template_dir, self.system_template, **shared)
+            fixed = self._fixed_cache[key] = (shared, system)
+        return fixed
 
     def _fixed_variables(
         self, answer_type: str | None, score_rubric: ScoreRubric | None, aspects: bool
@@ -182,18 +198,6 @@ class JudgeProfile(BaseModel):
             "aspects": aspects,
             "score_rubric": score_rubric.model_dump() if score_rubric else None,
         }
-
-    def _system(self, answer_type: str | None, shared: dict[str, Any]) -> str | None:
-        """The system message: fixed per answer_type (and setting), so rendered once each."""
-        if self.system_template is None:
-            return None
-        key = f"{answer_type}|{shared['aspects']}|{shared['score_rubric']}"
-        cached = self._system_cache.get(key)
-        if cached is None:
-            cached = self._system_cache[key] = render_template(
-                self.template_dir, self.system_template, **shared
-            )
-        return cached
 
     def constraint_regex(self, max_tokens: int) -> str | None:
         """The regex constraint for a token budget (``FREE_CHARS`` filled in)."""
