@@ -111,7 +111,7 @@ def _serve(args: argparse.Namespace, extra: list[str]) -> int:
         port=args.port,
         max_model_len=args.max_model_len,
         enforce_eager=args.enforce_eager,
-        extra_args=tuple(extra),
+        extra_args=tuple(a for a in extra if a != "--"),  # "serve ... -- --flag": the "--" is ours
     )
     _, equivalent = launcher.build_command(options)
     print("equivalent:", shlex.join(equivalent), file=sys.stderr)

@@ -71,3 +71,27 @@ def test_judge_with_an_unknown_profile_is_a_clear_error_and_exit_2(capsys):
                  "--completion", "c", "--answer", "a"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: profile:") and "compassverifier" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("separator", [[], ["--"]])
+def test_serve_passes_extra_arguments_to_vllm_with_or_without_a_double_dash(tmp_path, monkeypatch, capsys, separator):
+    """`judge-vllm serve ... -- --kv-cache-memory-bytes N` once reached vLLM with the "--" (it exited)."""
+    import judge_vllm.cli as cli
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    started = []
+
+    class Stopped(Exception):
+        pass
+
+    def fake_start(options, log_file=None):
+        started.append(options)
+        raise Stopped
+
+    monkeypatch.setattr(cli.launcher, "start", fake_start)
+    with pytest.raises(Stopped):
+        main(["serve", "--model", str(model), *separator, "--kv-cache-memory-bytes", "536870912"])
+    assert started[0].extra_args == ("--kv-cache-memory-bytes", "536870912")
+    assert " -- " not in capsys.readouterr().err
