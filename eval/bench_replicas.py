@@ -63,11 +63,20 @@ def fake_replicas(n: int, latency_s: float, concurrency: int) -> Iterator[list[s
             process.wait(10)
 
 
-def grpo_items(groups: int, size: int, tag: str = "") -> list[dict[str, str]]:
-    """``groups`` questions with ``size`` completions each (a GRPO step's shape)."""
+STORY = (
+    "A farmer keeps {g} rows of apple trees and each row holds {g} trees; every tree gives a "
+    "crate of apples in a good year and half a crate in a dry one. "
+)
+
+
+def grpo_items(groups: int, size: int, tag: str = "", story: int = 0) -> list[dict[str, str]]:
+    """``groups`` questions with ``size`` completions each (a GRPO step's shape); ``story``
+    sentences of context make the question long, as math and reasoning prompts are."""
     return [
         {
-            "prompt": f"{tag}Question {g}: what is {g} + {g}? Explain briefly.",
+            "prompt": f"{tag}Question {g}: "
+            + STORY.format(g=g) * story
+            + f"What is {g} + {g}? Explain briefly.",
             "completion": f"Attempt {k}: {g} + {g} = {2 * g + k % 2}, so the answer is {2 * g + k % 2}.",
             "answer": str(2 * g),
         }
@@ -129,16 +138,19 @@ def _hit_rate(urls: Sequence[str], run: Any) -> float:
     return hits / queries if queries else 0.0
 
 
-def prefix_cache_affinity(urls: Sequence[str], groups: int = 8, size: int = 8) -> dict[str, float]:
-    """Prefix-cache hit rate for GRPO-shaped traffic on real servers: affinity vs round-robin."""
+def prefix_cache_affinity(
+    urls: Sequence[str], groups: int = 8, size: int = 8, story: int = 12
+) -> dict[str, float]:
+    """Prefix-cache hit rate for GRPO-shaped traffic on real servers (questions of ~400 tokens):
+    affinity vs round-robin."""
     common = {"use_cache": False, "max_batch_size": 8, "timeout": 600.0, "mode": "fast"}
 
     def affinity() -> None:
         with JudgeRewardSystem({**common, "judge_replicas": list(urls)}) as rs:
-            rs.reward_batch(grpo_items(groups, size, "affinity "))
+            rs.reward_batch(grpo_items(groups, size, "affinity ", story))
 
     def round_robin() -> None:
-        items = grpo_items(groups, size, "round-robin ")
+        items = grpo_items(groups, size, "round-robin ", story)
         systems = [JudgeRewardSystem({**common, "judge_url": u}) for u in urls]
         try:
             for i, item in enumerate(items):
@@ -173,6 +185,9 @@ def section(
         lines += [
             "",
             "## (i) Prefix-cache hit rate on two real vLLM CPU replicas, GRPO-shaped traffic",
+            "",
+            "8 groups x 8 completions, each question ~400 tokens, `mode: fast`, the rubric prompt; "
+            "`--real-replicas` names the two servers (the second with a 512 MiB KV cache).",
             "",
             "| routing | prefix-cache hit rate |",
             "|---|---|",
