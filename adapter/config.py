@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from adapter.calibration import ConfidenceCalibration
@@ -32,6 +31,7 @@ from adapter.rules import RuleSettings
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.settings import JudgeClientConfig, check_judge_url
+from judge_vllm.yaml_file import read_yaml_mapping
 
 __all__ = ["ENV_OVERRIDES", "ConfigLike", "RewardConfig", "interpolate_env", "load_reward_config"]
 
@@ -61,7 +61,8 @@ class RewardConfig(JudgeClientConfig):
         default=None, description="several identical servers of one judge: requests are spread over them"
     )
     verl_reward_router: bool = Field(
-        default=False, description="verl: judge on the reward-model router verl passes (reward_router_address)"
+        default=False,
+        description="verl: judge on the reward-model router verl passes (reward_router_address)",
     )
     aggregate: Literal["mean", "median", "vote"] = "mean"
     # Cache.
@@ -232,13 +233,5 @@ def _explain(err: ValidationError) -> str:
 
 def load_reward_config(path: str | Path) -> RewardConfig:
     """Load a reward YAML file (nested or flat), with ``${ENV}`` interpolation and env overrides."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except OSError as err:
-        raise JudgeConfigError(f"cannot read reward config {path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise JudgeConfigError(f"reward config {path} is not valid YAML: {err}") from None
-    if not isinstance(raw, dict):
-        raise JudgeConfigError(f"reward config {path} must be a mapping, not {type(raw).__name__}")
+    raw = read_yaml_mapping(Path(path), "reward config")
     return _validate({**_unwrap(interpolate_env(raw)), **_env_overrides()})

@@ -33,6 +33,11 @@ def _as_is(value: Any) -> Any:
     return value
 
 
+def _per_replica(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """Read one number from each replica's snapshot, keyed by the replica's URL."""
+    return lambda replicas: {url: read(snapshot) for url, snapshot in replicas.items()}
+
+
 @dataclass(frozen=True)
 class RewardSeries:
     """One metric family read from one ``get_metrics()`` key.
@@ -145,7 +150,7 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "Items sent to each judge replica.",
         "replicas",
         label="replica",
-        read=lambda replicas: {url: r["items"] for url, r in replicas.items()},
+        read=_per_replica(lambda r: r["items"]),
     ),
     RewardSeries(
         "judge_replica_errors",
@@ -153,7 +158,7 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "Items a judge replica failed with a server fault (each then tried on another replica).",
         "replicas",
         label="replica",
-        read=lambda replicas: {url: r["errors"] for url, r in replicas.items()},
+        read=_per_replica(lambda r: r["errors"]),
     ),
     RewardSeries(
         "judge_replica_inflight",
@@ -161,7 +166,7 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "Items assigned to each judge replica and not answered yet.",
         "replicas",
         label="replica",
-        read=lambda replicas: {url: r["inflight"] for url, r in replicas.items()},
+        read=_per_replica(lambda r: r["inflight"]),
     ),
     RewardSeries(
         "judge_replica_latency_p50_ms",
@@ -169,7 +174,7 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "Median latency of a judge replica's calls over the recent window, in ms.",
         "replicas",
         label="replica",
-        read=lambda replicas: {url: r["latency_ms"]["p50"] for url, r in replicas.items()},
+        read=_per_replica(lambda r: r["latency_ms"]["p50"]),
     ),
     RewardSeries(
         "judge_replica_breaker_open",

@@ -107,16 +107,11 @@ class BaseJudgeReward:
     ) -> RewardResult:
         """Like ``reward`` but returns the ``RewardResult`` (``.score``, ``.source``, ...)."""
         started = time.monotonic()
-        built = build_request(prompt, completion, answer, answer_type, metadata)
-        if isinstance(built, InvalidInput):
-            return self._invalid(built)
-        request = self._prechecked(built, started)
+        request = self._ruled(build_request(prompt, completion, answer, answer_type, metadata), started)
+        if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
+            request = self._cascaded(request, started)
         if isinstance(request, RewardResult):
             return request
-        if self.config.strategy == "cascade":
-            request = self._cascaded(request, started)
-            if isinstance(request, RewardResult):
-                return request
         early, key = self._cached(request, started)
         if early is not None:
             return early
@@ -196,6 +191,10 @@ class BaseJudgeReward:
 
     # -- the steps of one reward -----------------------------------------------------
 
+    def _ruled(self, built: JudgeRequest | InvalidInput, started: float) -> JudgeRequest | RewardResult:
+        """Bad input and the pre-checks' decisions as rewards; else the request as graded."""
+        return self._invalid(built) if isinstance(built, InvalidInput) else self._prechecked(built, started)
+
     def _prechecked(self, request: JudgeRequest, started: float) -> JudgeRequest | RewardResult:
         """The request as graded (after the policy's reasoning), or the reward the pre-checks decide."""
         graded = graded_request(request, self.config, self._profile)
@@ -257,16 +256,12 @@ class BaseJudgeReward:
 
     async def _score(self, built: JudgeRequest | InvalidInput, started: float) -> RewardResult:
         """One reward on the loop thread (the cascade's rule grading runs in an executor)."""
-        if isinstance(built, InvalidInput):
-            return self._invalid(built)
-        request = self._prechecked(built, started)
-        if isinstance(request, RewardResult):
-            return request
-        if self.config.strategy == "cascade":
+        request = self._ruled(built, started)
+        if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
             loop = asyncio.get_running_loop()
             request = await loop.run_in_executor(None, self._cascaded, request, started)
-            if isinstance(request, RewardResult):
-                return request
+        if isinstance(request, RewardResult):
+            return request
         early, key = self._cached(request, started)
         return early if early is not None else await self._judged(request, started, key)
 

@@ -28,7 +28,6 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from judge_prompts import (
@@ -44,6 +43,7 @@ from judge_prompts import (
 from judge_vllm.contract import INVALID
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.yaml_file import read_yaml_mapping
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -229,14 +229,7 @@ BUILTIN_PROFILES = tuple(builtin_profile_names())
 
 @cache
 def _load_file(path: Path) -> JudgeProfile:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as err:
-        raise JudgeConfigError(f"cannot read judge profile {path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise JudgeConfigError(f"judge profile {path} is not valid YAML: {err}") from None
-    if not isinstance(raw, dict):
-        raise JudgeConfigError(f"judge profile {path} must be a mapping")
+    raw = read_yaml_mapping(path, "judge profile")
     raw.setdefault("name", path.parent.name)
     raw["template_dir"] = (path.parent / raw.get("template_dir", ".")).resolve()
     try:
