@@ -14,6 +14,7 @@ and the graded completion cut by tokens (see ``judge_vllm.context``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -29,7 +30,13 @@ from pydantic import (
 from judge_prompts import JudgePrompt, clip_middle
 from judge_vllm.context import cut_tokens, join_cut, might_overflow
 from judge_vllm.contract import json_verdict, label_verdict, verdict_schema
-from judge_vllm.errors import JudgeError, JudgeInputError, JudgeParseError, JudgeRequestError
+from judge_vllm.errors import (
+    JudgeConfigError,
+    JudgeError,
+    JudgeInputError,
+    JudgeParseError,
+    JudgeRequestError,
+)
 from judge_vllm.retry import classify, retrying, status_error
 from judge_vllm.schemas import JudgeReply, JudgeRequest, Verdict, parse_chat_reply, parse_completion_reply
 from judge_vllm.settings import JudgeClientConfig
@@ -139,8 +146,10 @@ class JudgeClient:
 
     async def _label_token_ids(self) -> list[int] | None:
         """Token ids of the profile's labels (bare and after a space, where each is one token), via
-        vLLM's ``/tokenize``; None when the labels cannot be weighed at one position (a label of
-        several tokens, JSON output, no ``/tokenize``): rewards then use the sampled label."""
+        vLLM's ``/tokenize``, or the local ``tokenizer`` setting when the server has none (a router
+        that forwards only the OpenAI routes); None when the labels cannot be weighed at one
+        position (a label of several tokens, JSON output, no tokenizer at all): rewards then use
+        the sampled label."""
         if not self.profile.one_token_labels:
             return None
         if self._label_ids is None:
@@ -148,12 +157,12 @@ class JudgeClient:
             for label in self.profile.labels:
                 found = []
                 for text in (label, " " + label):
-                    reply = await self._tokenize({"prompt": text, "add_special_tokens": False})
-                    if reply is None:
+                    tokens = await self._label_tokens(text)
+                    if tokens is None:
                         self._label_ids = []
                         return None
-                    if len(reply.get("tokens", [])) == 1:
-                        found.append(reply["tokens"][0])
+                    if len(tokens) == 1:
+                        found.append(tokens[0])
                 if not found:
                     logger.info(
                         "label %r is several tokens for %s: rewards use the sampled label", label, self._model
@@ -164,6 +173,18 @@ class JudgeClient:
                 ids.extend(dict.fromkeys(found))
             self._label_ids = ids
         return self._label_ids or None
+
+    async def _label_tokens(self, text: str) -> list[int] | None:
+        reply = await self._tokenize({"prompt": text, "add_special_tokens": False})
+        if reply is not None:
+            return list(reply.get("tokens", []))
+        if self.config.tokenizer is None:
+            return None
+        try:
+            return await asyncio.to_thread(_local_tokens, self.config.tokenizer, text)
+        except JudgeConfigError as err:
+            logger.warning("%s: rewards use the sampled label", err)
+            return None
 
     async def health(self) -> dict[str, Any]:
         """Reachability and model of the judge server (never raises)."""
@@ -368,6 +389,23 @@ class JudgeClient:
             except JudgeError as err:
                 results[i] = err
         return results  # type: ignore[return-value]
+
+
+@functools.cache
+def _local_tokenizer(name: str) -> Any:
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as err:
+        raise JudgeConfigError("the tokenizer setting needs transformers installed") from err
+    try:
+        return AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as err:
+        raise JudgeConfigError(f"tokenizer {name!r} could not be loaded: {err}") from None
+
+
+def _local_tokens(name: str, text: str) -> list[int]:
+    """``text``'s token ids under the judge model's tokenizer, loaded locally once."""
+    return list(_local_tokenizer(name).encode(text, add_special_tokens=False))
 
 
 def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:

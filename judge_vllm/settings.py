@@ -69,6 +69,10 @@ class JudgeClientConfig(BaseModel):
         default=None, description="passed to the judge's chat template, e.g. {enable_thinking: false}"
     )
     score_rubric: ScoreRubric | None = Field(default=None, description="a grading rubric (prometheus)")
+    tokenizer: str | None = Field(
+        default=None,
+        description="the judge model's tokenizer (folder or hub id) for label token ids when the server has no /tokenize",
+    )
 
     @field_validator("api_key", "model", mode="before")
     @classmethod

@@ -153,5 +153,41 @@ def test_labels_of_several_tokens_use_the_sampled_label_without_a_logprob_warnin
         result = rs.reward("q", "It is 7.", "7")
         metrics = rs.get_metrics()
     assert result["source"] == "judge" and result["confidence"] is None
-    assert "logprobs" not in fake_judge.last_body and fake_judge.last_body["max_tokens"] == 16  # room for a label of several tokens
+    assert (
+        "logprobs" not in fake_judge.last_body and fake_judge.last_body["max_tokens"] == 16
+    )  # room for a label of several tokens
     assert metrics["coarse_fast_verdicts"] == 0 and "no label logprobs" not in caplog.text
+
+
+def _word_tokenizer(folder):
+    """A tiny local tokenizer: one token per word (so each rubric label is one token)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(["[UNK]", "1", "2", "3", "4", "5", "Yes", "No"])}
+    tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]").save_pretrained(folder)
+    return str(folder)
+
+
+def test_a_local_tokenizer_gives_label_probabilities_behind_a_server_without_tokenize(
+    fake_judge, tmp_path, caplog
+):
+    """A router that forwards only the OpenAI routes has no /tokenize: the label ids come from
+    the judge model's tokenizer, loaded locally once."""
+    fake_judge.set_plan(FaultPlan(tokenize=False))
+    tokenizer = _word_tokenizer(tmp_path / "tok")
+    with _system(fake_judge.url, tmp_path, use_cache=False, tokenizer=tokenizer) as rs:
+        result = rs.reward("q", "The answer is 7", "7")
+        metrics = rs.get_metrics()
+    assert fake_judge.last_body["logprob_token_ids"] == [1, 2, 3, 4, 5]
+    assert result["confidence"] == 1.0 and metrics["coarse_fast_verdicts"] == 0
+
+
+def test_a_tokenizer_that_cannot_load_means_the_sampled_label_with_a_warning(fake_judge, tmp_path, caplog):
+    fake_judge.set_plan(FaultPlan(tokenize=False))
+    with _system(fake_judge.url, tmp_path, use_cache=False, tokenizer=str(tmp_path / "missing")) as rs:
+        result = rs.reward("q", "The answer is 7", "7")
+    assert result["source"] == "judge" and result["confidence"] is None
+    assert "could not be loaded" in caplog.text
