@@ -1,5 +1,7 @@
 """judge-bench --replicas plumbing (its numbers are measured by hand into docs/BENCHMARKS.md)."""
 
+import pytest
+
 from eval.bench_replicas import END, START, grpo_items, replica_scaling, section, write_section
 
 
@@ -19,6 +21,7 @@ def test_the_section_replaces_its_own_markers_and_keeps_the_rest(tmp_path):
     assert "| 2 | 40 | 1.90 |" in text and "80.0%" in text and "| 2 | 39 |" not in text
 
 
+@pytest.mark.slow  # starts fake judge processes
 def test_scaling_runs_against_real_fake_processes():
     rates = replica_scaling(counts=(1, 2), latency_s=0.01, concurrency=4, per_replica=16)
     assert [n for n, _ in rates] == [1, 2] and all(rate > 0 for _, rate in rates)
