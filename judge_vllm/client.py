@@ -14,7 +14,6 @@ and the graded completion cut by tokens (see ``judge_vllm.context``).
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import time
@@ -37,6 +36,7 @@ from judge_vllm.errors import (
     JudgeParseError,
     JudgeRequestError,
 )
+from judge_vllm.local_tokenizer import local_token_ids
 from judge_vllm.retry import classify, retrying, status_error
 from judge_vllm.schemas import JudgeReply, JudgeRequest, Verdict, parse_chat_reply, parse_completion_reply
 from judge_vllm.settings import JudgeClientConfig
@@ -181,7 +181,7 @@ class JudgeClient:
         if self.config.tokenizer is None:
             return None
         try:
-            return await asyncio.to_thread(_local_tokens, self.config.tokenizer, text)
+            return await asyncio.to_thread(local_token_ids, self.config.tokenizer, text)
         except JudgeConfigError as err:
             logger.warning("%s: rewards use the sampled label", err)
             return None
@@ -389,23 +389,6 @@ class JudgeClient:
             except JudgeError as err:
                 results[i] = err
         return results  # type: ignore[return-value]
-
-
-@functools.cache
-def _local_tokenizer(name: str) -> Any:
-    try:
-        from transformers import AutoTokenizer
-    except ImportError as err:
-        raise JudgeConfigError("the tokenizer setting needs transformers installed") from err
-    try:
-        return AutoTokenizer.from_pretrained(name)
-    except (OSError, ValueError) as err:
-        raise JudgeConfigError(f"tokenizer {name!r} could not be loaded: {err}") from None
-
-
-def _local_tokens(name: str, text: str) -> list[int]:
-    """``text``'s token ids under the judge model's tokenizer, loaded locally once."""
-    return list(_local_tokenizer(name).encode(text, add_special_tokens=False))
 
 
 def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:
