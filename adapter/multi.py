@@ -51,8 +51,15 @@ class MultiJudge(BaseJudgeReward):
             logger.warning("judge_urls lists the same server more than once. %s.", REPLICAS_HINT)
         self._same_model_checked = False
         member = {"judge_urls": None, "prechecks": False}
+        # Each member caches in its own folder: members serving the same model name would
+        # otherwise answer from each other's verdicts, and the ensemble would not be one.
         self.judges = {
-            url: JudgeRewardSystem(shared.model_copy(update={**member, "judge_url": url})) for url in urls
+            url: JudgeRewardSystem(
+                shared.model_copy(
+                    update={**member, "judge_url": url, "cache_dir": shared.cache_dir / f"judge-{i}"}
+                )
+            )
+            for i, url in enumerate(urls)
         }
 
     async def _request_judge(self, request: JudgeRequest) -> Verdict:

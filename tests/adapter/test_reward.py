@@ -323,3 +323,15 @@ def test_canary_alerts_when_the_judge_is_fooled(fake_judge, tmp_path, caplog):
         canary = rs.get_metrics()["canary"]
     assert canary["false_positive_rate"] == 1.0
     assert "canary: the judge rewarded 100%" in caplog.text
+
+
+def test_ensemble_members_never_answer_from_each_others_verdicts(tmp_path):
+    """Members serving the same model name once shared one cache folder: a failing member answered
+    with another member's cached verdict (a CI flake of the test above)."""
+    with FakeJudgeServer() as good, FakeJudgeServer(FaultPlan(error_rate=1.0)) as bad:
+        with JudgeRewardSystem({"judge_url": good.url, "cache_dir": str(tmp_path / "c")}) as single:
+            assert single.reward("q", "The answer is 1", "1")["source"] == "judge"  # cached in c/
+        config = {"judge_urls": [bad.url, good.url], "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+        with create_judge_reward(config) as judge:
+            result = judge.reward("q", "The answer is 1", "1")
+    assert result["judge_scores"] == {good.url: 1.0, bad.url: None}
