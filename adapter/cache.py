@@ -1,9 +1,6 @@
-"""The verdict cache: diskcache on disk, JSON text values (never pickle), collision-safe keys.
+"""The verdict cache: a bounded on-disk map from ``cache_key`` (adapter/cache_key.py) to verdict.
 
-Keys are SHA-256 digests of a canonical JSON encoding of everything that decides the
-verdict: judge model, template version, output contract and sampling (hashed once per
-setting), then the request's fields as one JSON list. Only judge verdicts are stored, never
-fallbacks. The directory is created 0700; several processes may share it (diskcache uses
+Only judge verdicts are stored, never fallbacks. The directory is created 0700; several processes may share it (diskcache uses
 SQLite with its own locking). Values are plain SQLite text, always inline (no compression,
 no second JSON pass: a hit costs one SELECT and one pydantic parse); a row in any other form
 (pickled, or naming a file, as a planted row could) is refused, and no file a row names is
@@ -17,203 +14,35 @@ the least recently stored entries beyond ``max_entries``.
 
 A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise; a failed
 read answers None, a failed write is dropped, both are counted (``errors``) and the first
-is logged at warning. A database found corrupt on open is moved aside
-(``cache.db.corrupt-<UTC time>``) for a fresh one; a directory that cannot hold a cache
-leaves a working no-op. A forked child gets its own writer and SQLite connections.
+is logged at warning. Opening the store (a corrupt database moved aside, a directory that
+cannot hold a cache left as a working no-op) is adapter/cache_store.py. A forked child gets its own writer and SQLite connections.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import hashlib
-import json
 import logging
 import os
 import queue
-import sqlite3
 import threading
-import time
 import weakref
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import diskcache
 
-from judge_prompts import template_version
-from judge_vllm.schemas import JudgeRequest, Verdict
-from judge_vllm.settings import JudgeClientConfig
+from adapter.cache_store import SQLITE_TIMEOUT_S, NoStore, open_store
+from judge_vllm.schemas import Verdict
 
-__all__ = ["CacheStats", "VerdictCache", "cache_key"]
+__all__ = ["CacheStats", "VerdictCache"]
 
 logger = logging.getLogger(__name__)
 
-KEY_SCHEMA_VERSION = 2
-# The bound is a count (``max_entries``), kept by ``_evict_oldest``. diskcache's own bound is
-# in bytes; it stays as a backstop for a disk, far above what verdicts (a few hundred bytes) take.
-BACKSTOP_BYTES_PER_ENTRY = 64 * 1024
-
-# How long SQLite waits for another connection's lock before a write fails (dropped, counted).
-# It also bounds how long a fork or a close waits for a write in progress. diskcache's is 60 s.
-SQLITE_TIMEOUT_S = 5.0
 # How long ``close`` waits for the writer to store what is queued; past it, a stuck writer is
 # left to finish (or not) on its own. Two lock waits: the batch in progress and the last one.
 CLOSE_TIMEOUT_S = 2 * SQLITE_TIMEOUT_S
 
 # A writer job: store (key, text) or delete (key, None); None on the queue stops the writer.
 _Job = tuple[str, str | None]
-
-
-def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> str:
-    """A collision-safe key for the verdict the judge would give this request."""
-    digest = _settings_digest(model, config).copy()
-    fields = [request.prompt, request.completion, request.answer, request.answer_type]
-    if request.final_answer is not None:  # what a final-answer profile shows the judge
-        fields.append(request.final_answer)
-    # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
-    # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
-    digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
-
-
-@functools.lru_cache(maxsize=64)
-def _settings_digest(model: str, config: JudgeClientConfig) -> Any:
-    """SHA-256 state after the settings that decide a verdict (shared by every request)."""
-    material = {
-        "schema": KEY_SCHEMA_VERSION,
-        "model": model,
-        "templates": template_version(),
-        "profile": config.judge_profile().fingerprint,
-        "max_tokens": config.max_tokens,
-        "chat_template_kwargs": config.chat_template_kwargs,
-        "score_rubric": config.score_rubric.model_dump() if config.score_rubric else None,
-        "mode": config.mode,
-        "aspects": config.aspects,
-        "max_explanation_chars": config.max_explanation_chars,
-        "max_prompt_chars": config.max_prompt_chars,
-        "max_completion_chars": config.max_completion_chars,
-        "temperature": config.temperature,
-        "seed": config.seed,
-    }
-    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode() + b"\n")
-
-
-class _TextDisk(diskcache.Disk):
-    """diskcache's storage narrowed to what this cache writes: JSON text, inline in SQLite.
-
-    Anything else in the database was not written by this cache (an old format, a planted
-    row): it is refused, never unpickled, and a file a row names is never read or removed.
-    """
-
-    def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> tuple[int, int, None, str]:
-        """Always inline, whatever the size: a value file is a path a planted row could name too."""
-        if read or not isinstance(value, str):
-            raise TypeError("the verdict cache stores JSON text only")
-        return 0, diskcache.core.MODE_RAW, None, value
-
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> str:
-        """The inline text of an entry this cache wrote; a ValueError (a miss) for any other."""
-        if mode != diskcache.core.MODE_RAW or filename is not None or not isinstance(value, str):
-            raise ValueError(
-                f"refusing a cache entry not stored inline as text (mode {mode}, file {filename!r})"
-            )
-        return value
-
-    def remove(self, file_path: str) -> None:
-        """Remove nothing: this cache writes no files, so a row naming one names someone else's."""
-
-
-class _CorruptDatabase(Exception):
-    """SQLite's integrity check found the cache database damaged."""
-
-
-class _NoStore:
-    """Stands in for diskcache when no cache could be opened, and after close: every lookup misses."""
-
-    def get(self, key: str) -> None:
-        """Always a miss."""
-        return None
-
-    def close(self) -> None:
-        """Nothing to close."""
-
-    def __len__(self) -> int:
-        return 0
-
-
-def _open_store(directory: Path, max_entries: int) -> diskcache.Cache | None:
-    """The cache in ``directory`` (a corrupt database is moved aside first), or None if none opens.
-
-    Never raises: a cache that cannot be opened must not stop a trainer from starting.
-    """
-    try:
-        try:
-            return _open_diskcache(directory, max_entries)
-        except Exception as err:
-            if not _is_corrupt(err):
-                raise
-            database = directory / diskcache.core.DBNAME
-            moved_to = _move_aside(database, time.time())
-            logger.warning(
-                "verdict cache: %s is corrupt (%s: %s); moved it to %s and started an empty cache",
-                database,
-                type(err).__name__,
-                err,
-                moved_to,
-            )
-            return _open_diskcache(directory, max_entries)
-    except Exception as err:
-        logger.warning(
-            "verdict cache disabled: cannot open a cache in %s (%s: %s); every lookup is a miss. "
-            "Fix: make cache_dir a writable directory, or set use_cache: false.",
-            directory,
-            type(err).__name__,
-            err,
-        )
-        return None
-
-
-def _open_diskcache(directory: Path, max_entries: int) -> diskcache.Cache:
-    """diskcache on ``directory`` (created 0700), its database checked for damage."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(directory, 0o700)
-    store = diskcache.Cache(
-        str(directory),
-        timeout=SQLITE_TIMEOUT_S,
-        disk=_TextDisk,
-        size_limit=max_entries * BACKSTOP_BYTES_PER_ENTRY,
-        eviction_policy="least-recently-stored",  # also creates the store_time index eviction uses
-    )
-    try:
-        # Damage past the pages diskcache reads on open would otherwise fail reads for good
-        # (each a miss); caught here, it is moved aside. 1-3 ms at 5000 entries, 30 ms at 50,000.
-        ((result,),) = store._sql("PRAGMA quick_check(1)").fetchall()
-        if result != "ok":
-            raise _CorruptDatabase(result)
-    except BaseException:
-        store.close()
-        raise
-    return store
-
-
-def _is_corrupt(err: Exception) -> bool:
-    """Whether ``err`` says the database file is damaged (rather than locked, missing or read-only)."""
-    # sqlite3 raises its base DatabaseError for SQLITE_CORRUPT and SQLITE_NOTADB (and codes a cache
-    # never meets); locks, I/O, permissions and a full disk are OperationalError, a subclass.
-    return isinstance(err, _CorruptDatabase) or type(err) is sqlite3.DatabaseError
-
-
-def _move_aside(database: Path, now: float) -> Path:
-    """Rename a broken database (with its WAL and WAL index) to ``<name>.corrupt-<UTC time>``."""
-    target = database.with_name(
-        f"{database.name}.corrupt-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}"
-    )
-    # The WAL belongs to the broken file: a new database next to it would replay its frames.
-    for suffix in ("", "-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.replace(database.with_name(database.name + suffix), target.with_name(target.name + suffix))
-    return target
 
 
 class CacheStats(TypedDict):
@@ -234,8 +63,8 @@ class VerdictCache:
 
     def __init__(self, directory: Path, max_entries: int) -> None:
         with _IN_SQLITE.lock:
-            store = _open_store(directory, max_entries)
-        self._cache: diskcache.Cache | _NoStore = _NoStore() if store is None else store
+            store = open_store(directory, max_entries)
+        self._cache: diskcache.Cache | NoStore = NoStore() if store is None else store
         self._max_entries = max_entries
         self._evictions = 0
         self._errors = 0
@@ -313,7 +142,7 @@ class VerdictCache:
         After close, ``get`` misses and ``set`` drops the verdict.
         """
         writer, self._writer = self._writer, None
-        store, self._cache = self._cache, _NoStore()
+        store, self._cache = self._cache, NoStore()
         _LIVE_CACHES.discard(self)
         if writer is not None:
             self._queue.put(None)

@@ -28,7 +28,8 @@ from collections.abc import Coroutine, Iterable
 from typing import Any
 
 from adapter.breaker import BreakerState, CircuitBreaker
-from adapter.cache import VerdictCache, cache_key
+from adapter.cache import VerdictCache
+from adapter.cache_key import cache_key
 from adapter.calibration import calibrate
 from adapter.canary import CanaryStats
 from adapter.cascade import rule_first

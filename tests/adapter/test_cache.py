@@ -17,7 +17,9 @@ import diskcache
 import pytest
 
 import adapter.cache
-from adapter.cache import VerdictCache, _settings_digest, cache_key
+import adapter.cache_store
+from adapter.cache import VerdictCache
+from adapter.cache_key import _settings_digest, cache_key
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.settings import JudgeClientConfig
 
@@ -196,7 +198,9 @@ def test_a_write_is_readable_at_once_and_on_disk_after_close(tmp_path):
 
 def _warnings(caplog):
     return [
-        r.getMessage() for r in caplog.records if r.name == "adapter.cache" and r.levelno >= logging.WARNING
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("adapter.cache") and r.levelno >= logging.WARNING
     ]
 
 
@@ -393,7 +397,7 @@ def test_a_cache_dropped_without_close_is_collected_and_its_writer_stops(tmp_pat
 
 
 def test_close_is_idempotent_and_later_calls_are_quiet_misses(tmp_path, caplog):
-    caplog.set_level(logging.DEBUG, logger="adapter.cache")
+    caplog.set_level(logging.DEBUG, logger="adapter")
     cache = VerdictCache(tmp_path / "c", 100)
     cache.set("k", Verdict(score=0.5))
     writer = cache._writer
@@ -416,7 +420,7 @@ def _hold_write_lock(directory):
 
 
 def test_close_returns_promptly_when_another_process_holds_the_lock(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(adapter.cache, "SQLITE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(adapter.cache_store, "SQLITE_TIMEOUT_S", 0.2)
     cache = VerdictCache(tmp_path / "c", 100)
     holder = _hold_write_lock(tmp_path / "c")
     cache.set("k", Verdict(score=0.5))
@@ -429,7 +433,7 @@ def test_close_returns_promptly_when_another_process_holds_the_lock(tmp_path, ca
 
 
 def test_close_stops_waiting_for_a_stuck_writer(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(adapter.cache, "SQLITE_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(adapter.cache_store, "SQLITE_TIMEOUT_S", 3.0)
     monkeypatch.setattr(adapter.cache, "CLOSE_TIMEOUT_S", 0.2)
     cache = VerdictCache(tmp_path / "c", 100)
     holder = _hold_write_lock(tmp_path / "c")
