@@ -7,6 +7,7 @@ from collections import Counter, deque
 from typing import Any
 
 from adapter.forking import reset_after_fork
+from adapter.reward_distribution import RewardDistribution
 
 __all__ = ["RewardMetrics", "percentile"]
 
@@ -38,14 +39,23 @@ class RewardMetrics:
         self.cascade_decided = 0
         self.cascade_to_judge = 0
         self._latency_ms: deque[float] = deque(maxlen=LATENCY_WINDOW)
+        self.rewards = RewardDistribution()
 
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()  # a parent thread may have held it at fork
 
-    def record(self, source: str, latency_ms: float, reason: str | None = None) -> None:
-        """One answered request."""
+    def record(
+        self,
+        source: str,
+        latency_ms: float,
+        reason: str | None,
+        reward: float | None,
+        answer_type: str | None,
+    ) -> None:
+        """One answered request and the reward it got (None: no value, source ``error``)."""
         with self._lock:
             self.sources[source] += 1
+            self.rewards.add(source, answer_type, reward)
             self._latency_ms.append(latency_ms)
             if source in ("rule_fallback", "error") and reason:
                 self.fallback_reasons[reason] += 1
@@ -78,8 +88,9 @@ class RewardMetrics:
         with self._lock:
             self.single_flight_joins += 1
 
-    def snapshot(self) -> dict[str, Any]:
-        """Counters and rates (the live gauges are added by the reward system)."""
+    def snapshot(self, canary_false_positive_rate: float | None = None) -> dict[str, Any]:
+        """Counters and rates (the live gauges are added by the reward system), the canary
+        probes' false-positive rate next to the reward distribution."""
         with self._lock:
             total = sum(self.sources.values())
             latencies = sorted(self._latency_ms)
@@ -104,6 +115,10 @@ class RewardMetrics:
                 "judged_items": self.judged_items,
                 "batched_fraction": self.batched_items / self.judged_items if self.judged_items else 0.0,
                 "single_flight_joins": self.single_flight_joins,
+                "reward_distribution": {
+                    **self.rewards.snapshot(),
+                    "canary_false_positive_rate": canary_false_positive_rate,
+                },
                 "cascade": {
                     "decided_by_rule": self.cascade_decided,
                     "sent_to_judge": self.cascade_to_judge,

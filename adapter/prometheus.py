@@ -1,7 +1,8 @@
 """Prometheus series from a reward system's ``get_metrics()``, read at scrape time.
 
 It needs only a ``get_metrics()``-shaped dict and prometheus_client (no web framework), so any
-server can expose the same series, the HTTP API's ``/metrics`` or a trainer-side port:
+server can expose the same series, the HTTP API's ``/metrics`` or the trainer-side endpoint
+(``adapter.metrics_endpoint``):
 
     registry = CollectorRegistry()  # one per server, never prometheus_client's global REGISTRY
     registry.register(RewardCollector(reward_system.get_metrics))
@@ -9,20 +10,33 @@ server can expose the same series, the HTTP API's ``/metrics`` or a trainer-side
 
 ``REWARD_SERIES`` is the one table of series: a new ``get_metrics()`` key is one more row. A
 key absent from the snapshot (or of an unexpected shape) drops its family from that scrape
-instead of failing it.
+instead of failing it. ``LabelledRewardCollector`` serves several reward systems from one
+registry, each system's samples under a label of its own (``reward="..."``).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
-__all__ = ["BREAKER_STATES", "REWARD_SERIES", "RewardCollector", "RewardSeries"]
+__all__ = [
+    "BREAKER_STATES",
+    "REWARD_SERIES",
+    "LabelledRewardCollector",
+    "RewardCollector",
+    "RewardSeries",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -38,20 +52,36 @@ def _per_replica(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[
     return lambda replicas: {url: read(snapshot) for url, snapshot in replicas.items()}
 
 
+def _reward_histograms(distribution: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
+    """``reward_distribution`` as ``{(source, answer_type): (le buckets with +Inf, sum)}``."""
+    return {
+        (source, answer_type): ([*c["buckets"].items(), ("+Inf", c["count"])], c["sum"])
+        for source, by_type in distribution["sources"].items()
+        for answer_type, c in by_type.items()
+    }
+
+
 @dataclass(frozen=True)
 class RewardSeries:
     """One metric family read from one ``get_metrics()`` key.
 
     ``read`` turns the key's value into a number, or into ``{label value: number}`` when
-    ``label`` is set. Counter names go without ``_total``: prometheus_client appends it.
+    ``label`` is set (``{(label values): number}`` for a tuple of labels). A histogram's
+    numbers are ``(cumulative (le, count) buckets ending with +Inf, sum)``. Counter names go
+    without ``_total``: prometheus_client appends it.
     """
 
     name: str
-    kind: Literal["counter", "gauge"]
+    kind: Literal["counter", "gauge", "histogram"]
     documentation: str
     key: str
-    label: str | None = None
+    label: str | tuple[str, ...] | None = None
     read: Callable[[Any], Any] = _as_is
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The label names, in order."""
+        return (self.label,) if isinstance(self.label, str) else self.label or ()
 
 
 REWARD_SERIES: tuple[RewardSeries, ...] = (
@@ -187,22 +217,96 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         },
     ),
     RewardSeries("judge_replica_failovers", "counter", "Items moved to another judge replica.", "failovers"),
+    # What the rewards were (adapter/reward_distribution.py).
+    RewardSeries(
+        "judge_reward_value",
+        "histogram",
+        "Reward values by source and answer_type (a reward without a value, source error, is not in it).",
+        "reward_distribution",
+        label=("source", "answer_type"),
+        read=_reward_histograms,
+    ),
+    RewardSeries(
+        "judge_reward_near_zero_fraction",
+        "gauge",
+        "Fraction of all rewards with a value that are <= 0.05.",
+        "reward_distribution",
+        read=lambda d: d["near_zero_fraction"],
+    ),
+    RewardSeries(
+        "judge_reward_near_one_fraction",
+        "gauge",
+        "Fraction of all rewards with a value that are >= 0.95.",
+        "reward_distribution",
+        read=lambda d: d["near_one_fraction"],
+    ),
+    RewardSeries(
+        "judge_canary_false_positive_rate",
+        "gauge",
+        "Fraction of canary probes (master-key completions) the judge rewarded >= 0.5.",
+        "canary",
+        read=lambda c: c["false_positive_rate"],
+    ),
 )
 
 
-def _family(series: RewardSeries) -> CounterMetricFamily | GaugeMetricFamily:
-    kind = CounterMetricFamily if series.kind == "counter" else GaugeMetricFamily
-    return kind(series.name, series.documentation, labels=[series.label] if series.label else None)
+_KINDS = {"counter": CounterMetricFamily, "gauge": GaugeMetricFamily, "histogram": HistogramMetricFamily}
 
 
-def _filled(series: RewardSeries, value: Any) -> Metric:
-    family = _family(series)
-    if series.label is None:
-        family.add_metric([], float(value))
+def _family(series: RewardSeries, instance_label: str | None = None) -> Metric:
+    labels = [instance_label, *series.labels] if instance_label else list(series.labels)
+    return _KINDS[series.kind](series.name, series.documentation, labels=labels or None)
+
+
+def _samples(series: RewardSeries, value: Any) -> list[tuple[list[str], Any]]:
+    """(label values, number) pairs; raises on a value of an unexpected shape."""
+    if not series.labels:
+        return [([], _number(series, value))]
+    samples = []
+    for key, number in sorted(value.items()):
+        names = list(key) if isinstance(key, tuple) else [key]
+        if len(names) != len(series.labels):
+            raise ValueError(f"{len(names)} label values for {len(series.labels)} labels")
+        samples.append(([str(name) for name in names], _number(series, number)))
+    return samples
+
+
+def _number(series: RewardSeries, value: Any) -> Any:
+    if series.kind != "histogram":
+        return float(value)
+    buckets, total = value
+    return [(str(le), float(n)) for le, n in buckets], float(total)
+
+
+def _add(family: Metric, series: RewardSeries, labels: list[str], number: Any) -> None:
+    if isinstance(family, HistogramMetricFamily):
+        family.add_metric(labels, buckets=number[0], sum_value=number[1])
     else:
-        for label_value, number in sorted(value.items()):
-            family.add_metric([str(label_value)], float(number))
-    return family
+        family.add_metric(labels, number)  # type: ignore[attr-defined]
+
+
+def _families(
+    snapshots: Mapping[str, Mapping[str, Any]], instance_label: str | None, series: Sequence[RewardSeries]
+) -> Iterator[Metric]:
+    """One family per series that some snapshot holds in the expected shape; each snapshot's
+    samples under its own ``instance_label`` value (no label when ``instance_label`` is None)."""
+    for one in series:
+        family, filled = _family(one, instance_label), False
+        for instance, metrics in snapshots.items():
+            if one.key not in metrics:
+                logger.debug("metric %s skipped: get_metrics() has no %r", one.name, one.key)
+                continue
+            try:
+                samples = _samples(one, one.read(metrics[one.key]))
+            except (LookupError, TypeError, ValueError, AttributeError) as err:
+                logger.debug("metric %s skipped: %r has an unexpected shape (%r)", one.name, one.key, err)
+                continue
+            prefix = [instance] if instance_label else []
+            for labels, number in samples:
+                _add(family, one, prefix + labels, number)
+            filled = True
+        if filled:
+            yield family
 
 
 class RewardCollector(Collector):
@@ -220,16 +324,42 @@ class RewardCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         """One family per series whose key the snapshot holds in the expected shape."""
-        metrics = self._get_metrics()
-        for series in self.series:
-            if series.key not in metrics:
-                logger.debug("metric %s skipped: get_metrics() has no %r", series.name, series.key)
-                continue
-            try:
-                family = _filled(series, series.read(metrics[series.key]))
-            except (LookupError, TypeError, ValueError, AttributeError) as err:
-                logger.debug(
-                    "metric %s skipped: %r has an unexpected shape (%r)", series.name, series.key, err
-                )
-                continue
-            yield family
+        return _families({"": self._get_metrics()}, None, self.series)
+
+
+class LabelledRewardCollector(Collector):
+    """The ``series`` of several reward systems in one registry: each family once, each
+    system's samples with ``label`` set to the name it was added under."""
+
+    def __init__(self, label: str = "reward", series: Sequence[RewardSeries] = REWARD_SERIES) -> None:
+        self.label = label
+        self.series = tuple(series)
+        self._lock = threading.Lock()
+        self._sources: dict[str, Callable[[], Mapping[str, Any]]] = {}
+
+    def add(self, name: str, get_metrics: Callable[[], Mapping[str, Any]]) -> None:
+        """Serve a system's ``get_metrics()`` under ``name`` (a name in use is an error)."""
+        with self._lock:
+            if name in self._sources:
+                raise ValueError(f"a reward system named {name!r} is served already")
+            self._sources[name] = get_metrics
+
+    def remove(self, name: str) -> None:
+        """Stop serving the system added under ``name`` (no-op when absent)."""
+        with self._lock:
+            self._sources.pop(name, None)
+
+    def names(self) -> list[str]:
+        """The names served, in the order added."""
+        with self._lock:
+            return list(self._sources)
+
+    def describe(self) -> Iterator[Metric]:
+        """The families without samples, so a registry refuses a second collector of the same names."""
+        return (_family(series, self.label) for series in self.series)
+
+    def collect(self) -> Iterator[Metric]:
+        """Every served system's snapshot, read once per scrape."""
+        with self._lock:
+            sources = dict(self._sources)
+        return _families({name: read() for name, read in sources.items()}, self.label, self.series)

@@ -136,9 +136,10 @@ class BaseJudgeReward:
         """Counters, rates, latency percentiles, queue and breaker state."""
         dispatcher = self._dispatcher
         client = dispatcher.client if dispatcher else None
-        snapshot = self.metrics.snapshot()
+        canary = self.canary.snapshot()
+        snapshot = self.metrics.snapshot(canary["false_positive_rate"])
         snapshot.update(
-            canary=self.canary.snapshot(),
+            canary=canary,
             current_queue_size=dispatcher.batcher.queue_size if dispatcher else 0,
             inflight=dispatcher.batcher.inflight if dispatcher else 0,
             circuit_breaker=self._breaker.snapshot(),
@@ -374,7 +375,7 @@ class BaseJudgeReward:
 
     def _invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
-        self.metrics.record("rule", 0.0, "invalid_input")
+        self.metrics.record("rule", 0.0, "invalid_input", 0.0, None)
         return RewardResult(
             reward=0.0,
             source="rule",
@@ -409,7 +410,7 @@ class BaseJudgeReward:
         **extra: Any,
     ) -> RewardResult:
         latency_ms = (time.monotonic() - started) * 1000
-        self.metrics.record(source, latency_ms, extra.get("reason"))
+        self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
         return RewardResult(
             reward=reward,
             source=source,

@@ -9,7 +9,16 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import adapter.prometheus
-from adapter.prometheus import REWARD_SERIES, RewardCollector, RewardSeries
+from adapter.prometheus import REWARD_SERIES, LabelledRewardCollector, RewardCollector, RewardSeries
+from adapter.reward_distribution import RewardDistribution
+
+
+def _distribution(*rewards: tuple[str, str | None, float | None]) -> dict[str, Any]:
+    distribution = RewardDistribution()
+    for source, answer_type, reward in rewards:
+        distribution.add(source, answer_type, reward)
+    return {**distribution.snapshot(), "canary_false_positive_rate": 0.125}
+
 
 SNAPSHOT: dict[str, Any] = {
     "sources": {"judge": 3, "cache": 2, "rule_fallback": 1},
@@ -27,6 +36,10 @@ SNAPSHOT: dict[str, Any] = {
     "latency_ms": {"p50": 1.0},  # not exported: no row reads it
     "cascade": {"decided_by_rule": 7, "sent_to_judge": 3, "judge_fraction": 0.3},
     "failovers": 2,
+    "reward_distribution": _distribution(
+        ("judge", "NUMBER", 1.0), ("judge", "NUMBER", 0.25), ("judge", "code", 0.0), ("error", None, None)
+    ),
+    "canary": {"false_positive_rate": 0.125, "rounds": 1},
     "replicas": {
         "http://a:1": {
             "items": 4,
@@ -60,8 +73,20 @@ def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
+DISTRIBUTION_FAMILIES = (
+    "judge_reward_value",
+    "judge_reward_near_zero_fraction",
+    "judge_reward_near_one_fraction",
+    "judge_canary_false_positive_rate",
+)
+
+
 def test_every_series_from_a_full_snapshot():
-    samples = _samples(_scrape(SNAPSHOT))
+    samples = {
+        key: value
+        for key, value in _samples(_scrape(SNAPSHOT)).items()
+        if not key[0].startswith(DISTRIBUTION_FAMILIES)
+    }
     assert samples == {
         ("judge_rewards_total", (("source", "cache"),)): 2,
         ("judge_rewards_total", (("source", "judge"),)): 3,
@@ -96,6 +121,53 @@ def test_every_series_from_a_full_snapshot():
         ("judge_replica_breaker_open", (("replica", "http://b:1"),)): 0,
         ("judge_replica_failovers_total", ()): 2,
     }
+
+
+def test_reward_values_are_a_histogram_by_source_and_answer_type_with_the_fractions_beside():
+    samples = _samples(_scrape(SNAPSHOT))
+    number = (("answer_type", "NUMBER"), ("source", "judge"))
+    buckets = {
+        le: samples[("judge_reward_value_bucket", tuple(sorted((*number, ("le", le)))))]
+        for le in ("0.05", "0.2", "0.3", "0.95", "1.0", "+Inf")
+    }
+    assert buckets == {"0.05": 0, "0.2": 0, "0.3": 1, "0.95": 1, "1.0": 2, "+Inf": 2}
+    assert samples[("judge_reward_value_count", number)] == 2
+    assert samples[("judge_reward_value_sum", number)] == 1.25
+    # answer_type is a closed set: free text is OTHER; a reward without a value is in no bucket.
+    other = (("answer_type", "OTHER"), ("source", "judge"))
+    assert samples[("judge_reward_value_bucket", tuple(sorted((*other, ("le", "0.05")))))] == 1
+    assert not [key for key in samples if ("source", "error") in key[1]]
+    assert samples[("judge_reward_near_zero_fraction", ())] == 1 / 3
+    assert samples[("judge_reward_near_one_fraction", ())] == 1 / 3
+    assert samples[("judge_canary_false_positive_rate", ())] == 0.125
+    assert "# TYPE judge_reward_value histogram" in _scrape(SNAPSHOT)
+
+
+def test_no_rewards_yet_leaves_the_fractions_out_but_keeps_the_histogram_family():
+    names = {
+        f.name for f in text_string_to_metric_families(_scrape({"reward_distribution": _distribution()}))
+    }
+    assert names == {"judge_reward_value"}
+
+
+def test_a_labelled_collector_serves_several_systems_each_family_once():
+    collector = LabelledRewardCollector()
+    collector.add("train", lambda: {"judge_calls": 3, "sources": {"judge": 3}})
+    collector.add("val", lambda: {"judge_calls": 1})
+    with pytest.raises(ValueError, match="served already"):
+        collector.add("val", dict)
+    registry = CollectorRegistry()
+    registry.register(collector)
+    text = generate_latest(registry).decode()
+    assert text.count("# TYPE judge_calls_total counter") == 1
+    samples = _samples(text)
+    assert samples[("judge_calls_total", (("reward", "train"),))] == 3
+    assert samples[("judge_calls_total", (("reward", "val"),))] == 1
+    assert samples[("judge_rewards_total", (("reward", "train"), ("source", "judge")))] == 3
+    collector.remove("train")
+    assert "train" not in generate_latest(registry).decode()
+    with pytest.raises(ValueError, match="Duplicated timeseries"):
+        registry.register(LabelledRewardCollector())
 
 
 def test_types_and_label_escaping_in_the_text():

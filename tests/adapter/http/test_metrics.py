@@ -73,6 +73,9 @@ def test_metrics_count_requests_cache_hits_and_breaker_state(api):
         ("judge_circuit_breaker_state", (("state", "closed"),)): 1,
         ("judge_reward_latency_seconds_count", (("source", "cache"),)): 1,
         ("judge_api_request_duration_seconds_count", (("endpoint", "/judge"),)): 2,
+        ("judge_reward_value_count", (("answer_type", "OTHER"), ("source", "judge"))): 1,
+        ("judge_reward_value_sum", (("answer_type", "OTHER"), ("source", "cache"))): 1.0,
+        ("judge_reward_near_one_fraction", ()): 1.0,
     }.items():
         assert samples[key] == value, key
     documented = {
@@ -91,5 +94,8 @@ def test_metrics_count_requests_cache_hits_and_breaker_state(api):
         "judge_inflight",
         "judge_circuit_breaker_state",
         "judge_circuit_breaker_failures",
+        "judge_reward_value",
+        "judge_reward_near_zero_fraction",
+        "judge_reward_near_one_fraction",
     }
     assert documented <= {family.name for family in text_string_to_metric_families(reply.text)}
