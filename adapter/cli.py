@@ -1,7 +1,7 @@
 """``judge-vllm``: the server-side commands of ``judge_vllm.cli`` plus the adapter's HTTP front ends.
 
 ``api`` serves the judge server API (docs/http_api.md), ``openrlhf-rm`` an OpenRLHF remote
-reward model. Both need the ``api`` extra (FastAPI, uvicorn, prometheus-client), imported only
+reward model. Both need the ``api`` extra (FastAPI, uvicorn), imported only
 when one of them runs, so the other commands work on a light install.
 """
 

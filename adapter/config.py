@@ -87,6 +87,17 @@ class RewardConfig(JudgeClientConfig):
         default=None, description="shrink low-confidence judge rewards; None = off"
     )
     rules: RuleSettings = Field(default_factory=RuleSettings)
+    # Observability (docs/observability.md).
+    metrics_port: int | None = Field(
+        default=None, ge=0, le=65535, description="serve Prometheus /metrics in this process; 0 = a free port"
+    )
+    metrics_host: str = Field(default="127.0.0.1", min_length=1, description="the metrics endpoint's address")
+    metrics_name: str = Field(
+        default="judge",
+        pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
+        description='this system\'s series on the endpoint: reward="<name>" (-2, -3... when taken)',
+    )
+    tracing: bool = Field(default=False, description="an OpenTelemetry span per judge call, when installed")
     # What is judged.
     strategy: Literal["judge", "cascade"] = Field(
         default="judge", description="cascade: the rule reward decides where it is sure, the judge the rest"

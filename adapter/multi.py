@@ -50,7 +50,8 @@ class MultiJudge(BaseJudgeReward):
         if len(set(urls)) < len(urls):
             logger.warning("judge_urls lists the same server more than once. %s.", REPLICAS_HINT)
         self._same_model_checked = False
-        member = {"judge_urls": None, "prechecks": False}
+        # The ensemble serves the metrics endpoint (if any); members would only repeat its port.
+        member = {"judge_urls": None, "prechecks": False, "metrics_port": None}
         # Each member caches in its own folder: members serving the same model name would
         # otherwise answer from each other's verdicts, and the ensemble would not be one.
         self.judges = {

@@ -41,6 +41,7 @@ from adapter.graded import graded_request
 from adapter.inputs import InvalidInput, RewardItem, build_request, request_from_item
 from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
+from adapter.metrics_endpoint import serve_metrics
 from adapter.prechecks import PrecheckVerdict, precheck
 from adapter.replicas import ReplicaPool
 from adapter.result import RewardResult, Source
@@ -87,6 +88,7 @@ class BaseJudgeReward:
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[Any]] = set()
         reset_after_fork(self)
+        self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 
     def _after_fork_in_child(self) -> None:
         # The parent's loop, connections and tasks do not exist here; start afresh on first use.
@@ -157,10 +159,12 @@ class BaseJudgeReward:
 
     def close(self) -> None:
         """Answer the rewards in flight (judge or fallback), then stop the loop thread and close
-        connections and the cache. Idempotent."""
+        connections, the cache and the metrics endpoint. Idempotent."""
         self._loop.close(self._aclose(), CLOSE_GRACE_S + self.config.timeout)
         if self._cache is not None:
             self._cache.close()
+        if self.metrics_endpoint is not None:
+            self.metrics_endpoint.close()
 
     def __enter__(self) -> BaseJudgeReward:
         return self
