@@ -30,6 +30,7 @@ from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.config import RewardConfig
 from adapter.metrics import RewardMetrics
 from adapter.replicas import ReplicaPool
+from adapter.tracing import JudgeCallTracer
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (
     CircuitOpenError,
@@ -81,6 +82,7 @@ class JudgeDispatcher:
         self._store = store
         self._inflight: dict[str, asyncio.Task[Outcome]] = {}
         self._batched: set[int] = set()
+        self._tracer = JudgeCallTracer(config.tracing, config.profile, client)
         self.batcher = MicroBatcher(
             self._send_batch,
             config.max_batch_size,
@@ -177,15 +179,18 @@ class JudgeDispatcher:
             self._breaker.record_failure()
 
     async def _send_batch(self, requests: list[JudgeRequest]) -> list[Outcome]:
-        """One judge call for a batch, logged at debug. The breaker learns from the call: a
-        failure when it failed for every item (all items then share one error), else a success."""
+        """One judge call for a batch, logged at debug and traced (``tracing``). The breaker learns
+        from the call: a failure when it failed for every item (all items then share one error),
+        else a success."""
         self._metrics.record_batch(len(requests))
         started = time.perf_counter()
-        try:
-            outcomes: list[Outcome] = await self.client.judge_many(requests)
-        except JudgeError as err:
-            outcomes = [err] * len(requests)
-        errors = [o for o in outcomes if isinstance(o, JudgeError)]
+        with self._tracer.call() as span:
+            try:
+                outcomes: list[Outcome] = await self.client.judge_many(requests)
+            except JudgeError as err:
+                outcomes = [err] * len(requests)
+            errors = [o for o in outcomes if isinstance(o, JudgeError)]
+            self._tracer.finish(span, len(requests), errors, (time.perf_counter() - started) * 1000)
         if errors and len(errors) == len(outcomes) and all(e.server_fault for e in errors):
             outcomes = [errors[0]] * len(outcomes)
             self._breaker.record_failure()

