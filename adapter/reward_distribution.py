@@ -14,6 +14,7 @@ as answer_type cannot grow the series without bound.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,7 @@ class _Counts:
         self.total += reward
         self.near_zero += reward <= NEAR_ZERO
         self.near_one += reward >= NEAR_ONE
-        self.bins[next((i for i, bound in enumerate(REWARD_BUCKETS) if reward <= bound), -1)] += 1
+        self.bins[bisect.bisect_left(REWARD_BUCKETS, reward)] += 1  # the first bound >= reward
 
     def snapshot(self) -> dict[str, Any]:
         cumulative, running = {}, 0
