@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import logging
-import os
-import signal
+import multiprocessing
 import socket
-import time
 
 import httpx
 import pytest
@@ -166,20 +164,15 @@ def test_an_ensemble_serves_once_not_once_per_member(fake_judge, tmp_path):
 def test_a_forked_child_leaves_the_parents_endpoint_alone(fake_judge, tmp_path):
     rs = _system(fake_judge.url, tmp_path, metrics_port=0)
     url = rs.metrics_endpoint.url
-    pid = os.fork()
-    if pid == 0:
-        try:
-            rs.close()  # the child's copy: must not stop (or hang on) the parent's server
-        finally:
-            os._exit(0)
-    deadline = time.monotonic() + 30
-    while os.waitpid(pid, os.WNOHANG) == (0, 0):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child hung closing its copy of the endpoint")
-        time.sleep(0.05)
+    # The child closes its copy: that must neither stop nor hang on the parent's server.
+    child = multiprocessing.get_context("fork").Process(target=rs.close)
+    child.start()
+    child.join(30)
+    if child.is_alive():
+        child.kill()
+        child.join()
     try:
+        assert child.exitcode == 0, "the forked child hung or failed closing its copy of the endpoint"
         assert ("judge_calls_total", (("reward", "judge"),)) in _scrape(url)
     finally:
         rs.close()

@@ -33,16 +33,10 @@ def spans() -> Iterator[InMemorySpanExporter]:
     _EXPORTER.clear()
 
 
-def _system(url, tmp_path, **overrides):
-    config = {
-        "judge_url": url,
-        "cache_dir": str(tmp_path / "cache"),
-        "max_retries": 0,
-        "batch_timeout": 0.5,
-        "tracing": True,
-        **overrides,
-    }
-    return JudgeRewardSystem(config)
+def _traced(url: str, tmp_path, **overrides: object) -> JudgeRewardSystem:
+    """A reward system with tracing on; one batch window long enough for ``ITEMS``."""
+    settings = {"max_retries": 0, "batch_timeout": 0.5, "tracing": True, **overrides}
+    return JudgeRewardSystem({"judge_url": url, "cache_dir": str(tmp_path / "cache"), **settings})
 
 
 ITEMS = [
@@ -53,7 +47,7 @@ ITEMS = [
 
 
 def test_one_client_span_per_judge_batch_with_its_attributes(fake_judge, tmp_path, spans):
-    with _system(fake_judge.url, tmp_path) as rs:
+    with _traced(fake_judge.url, tmp_path) as rs:
         rs.reward_batch(ITEMS)
         rs.reward_batch(ITEMS)  # from the cache: no judge call, no span
     (span,) = spans.get_finished_spans()
@@ -73,7 +67,7 @@ def test_one_client_span_per_judge_batch_with_its_attributes(fake_judge, tmp_pat
 
 def test_a_failed_call_is_an_error_span_naming_the_error_type(fake_judge, tmp_path, spans):
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
-    with _system(fake_judge.url, tmp_path, use_cache=False) as rs:
+    with _traced(fake_judge.url, tmp_path, use_cache=False) as rs:
         results = rs.reward_batch(ITEMS)
     assert {r["source"] for r in results} == {"rule_fallback"}
     (span,) = spans.get_finished_spans()
@@ -83,14 +77,14 @@ def test_a_failed_call_is_an_error_span_naming_the_error_type(fake_judge, tmp_pa
 
 
 def test_off_by_default_no_spans(fake_judge, tmp_path, spans):
-    with _system(fake_judge.url, tmp_path, tracing=False) as rs:
+    with _traced(fake_judge.url, tmp_path, tracing=False) as rs:
         rs.reward_batch(ITEMS)
     assert spans.get_finished_spans() == ()
 
 
 def test_on_without_opentelemetry_warns_and_rewards_go_on(fake_judge, tmp_path, spans, monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "opentelemetry", None)  # import opentelemetry -> ImportError
-    with caplog.at_level(logging.WARNING, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
+    with caplog.at_level(logging.WARNING, logger="JudgeReward"), _traced(fake_judge.url, tmp_path) as rs:
         results = rs.reward_batch(ITEMS)
     assert [r["reward"] for r in results] == [1.0, 0.0, 1.0]
     assert "opentelemetry is not installed" in caplog.text

@@ -3,10 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -14,16 +10,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from adapter.integrations.trl import judge_reward_func
 
 pytestmark = pytest.mark.e2e
-
-
-def _trl_unit_tests() -> ModuleType:
-    """The TRL unit tests' module, for its tiny-trainer helpers (tests/ is not a package)."""
-    path = Path(__file__).resolve().parents[1] / "adapter" / "integrations" / "test_trl.py"
-    spec = importlib.util.spec_from_file_location("trl_unit_tests_metrics", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _reward_samples(url: str) -> dict[str, float]:
@@ -39,16 +25,9 @@ def _reward_samples(url: str) -> dict[str, float]:
     return samples
 
 
-def test_the_trainer_process_serves_the_reward_series_during_training(judge_url, tmp_path):
-    helpers = _trl_unit_tests()
-    config = {
-        "judge_url": judge_url,
-        "mode": "fast",
-        "cache_dir": str(tmp_path / "cache"),
-        "timeout": 600,
-        "fallback_to_rule": False,
-        "metrics_port": 0,
-    }
+def test_the_trainer_process_serves_the_reward_series_during_training(judge_url, tmp_path, trl_helpers):
+    # fallback off: a judge failure would show as None, not as a rule reward in the histogram.
+    config = trl_helpers._config(judge_url, tmp_path, timeout=600, fallback_to_rule=False, metrics_port=0)
     func = judge_reward_func(config)
     system = func.reward_system
     url = system.metrics_endpoint.url
@@ -62,7 +41,7 @@ def test_the_trainer_process_serves_the_reward_series_during_training(judge_url,
 
     system.reward_batch = scraped_reward_batch
     try:
-        _, returned = helpers.run_grpo(func, tmp_path)
+        _, returned = trl_helpers.run_grpo(func, tmp_path)
     finally:
         func.close()
     assert [len(r) for r in returned] == [4, 4]

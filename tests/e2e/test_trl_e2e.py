@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
 from adapter.integrations.trl import DEFAULT_NAME, judge_reward_func
@@ -13,18 +9,7 @@ from adapter.integrations.trl import DEFAULT_NAME, judge_reward_func
 pytestmark = pytest.mark.e2e
 
 
-def _unit_tests() -> ModuleType:
-    """The TRL unit tests' module, for its tiny-trainer helpers (tests/ is not a package)."""
-    path = Path(__file__).resolve().parents[1] / "adapter" / "integrations" / "test_trl.py"
-    spec = importlib.util.spec_from_file_location("trl_unit_tests", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path):
-    helpers = _unit_tests()
+def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path, trl_helpers):
     config = {
         "judge_url": judge_url,
         "mode": "fast",
@@ -34,11 +19,11 @@ def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path):
     }
     func = judge_reward_func(config)
     try:
-        trainer, returned = helpers.run_grpo(func, tmp_path)
+        trainer, returned = trl_helpers.run_grpo(func, tmp_path)
         metrics = func.reward_system.get_metrics()
     finally:
         func.close()
-    logs = helpers.step_logs(trainer)
+    logs = trl_helpers.step_logs(trainer)
     assert len(logs) == 2 and [len(r) for r in returned] == [4, 4]
     for log, rewards in zip(logs, returned, strict=True):
         assert all(r is not None and 0.0 <= r <= 1.0 for r in rewards), rewards
