@@ -35,7 +35,8 @@ class JudgeService:
     def __init__(self, config: RewardConfig, settings: ApiSettings, metrics: ApiMetrics) -> None:
         self.settings = settings
         self.metrics = metrics
-        self.rewards: BaseJudgeReward = create_judge_reward(config)
+        # The app's /metrics serves the reward series; a metrics_port would open a second endpoint.
+        self.rewards: BaseJudgeReward = create_judge_reward(config.model_copy(update={"metrics_port": None}))
         health_config = self.rewards.config.client_config().model_copy(
             update={"max_retries": 0, "timeout": HEALTH_TIMEOUT_S}
         )

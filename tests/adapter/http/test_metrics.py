@@ -99,3 +99,11 @@ def test_metrics_count_requests_cache_hits_and_breaker_state(api):
         "judge_reward_near_one_fraction",
     }
     assert documented <= {family.name for family in text_string_to_metric_families(reply.text)}
+
+
+def test_the_api_serves_the_reward_series_itself_never_on_a_metrics_port(fake_judge, reward_config):
+    app = create_app(reward_config(fake_judge.url, metrics_port=0))
+    with ApiServer(app) as server:
+        reply = httpx.get(f"{server.url}/metrics")
+        endpoint = app.state.service.rewards.metrics_endpoint
+    assert "judge_rewards_total" in reply.text and endpoint is None
