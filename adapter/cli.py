@@ -1,13 +1,16 @@
 """``judge-vllm``: the server-side commands of ``judge_vllm.cli`` plus the adapter's HTTP front ends.
 
 ``api`` serves the judge server API (docs/http_api.md), ``openrlhf-rm`` an OpenRLHF remote
-reward model. Both need the ``api`` extra (FastAPI, uvicorn), imported only
-when one of them runs, so the other commands work on a light install.
+reward model (``--reward.remote_url http://HOST:5000/get_reward``). Both need the ``api`` extra
+(FastAPI, uvicorn), imported only when one of them runs, so the other commands work on a light
+install. ``openrlhf-rm --print-reward-func-path`` prints the in-process alternative, a file for
+``--reward.remote_url``, and serves nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -33,6 +36,11 @@ def add_front_end_commands(sub: server_cli.Subcommands) -> None:
         front.add_argument("--max-batch", type=int, help="422 above this many items (default 1024)")
     api.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $JUDGE_API_KEY)")
     rm.add_argument("--answer-type", help="answer type for every query (NUMBER, TEXT, ...)")
+    rm.add_argument(
+        "--print-reward-func-path",
+        action="store_true",
+        help="print the in-process reward_func file for OpenRLHF's --reward.remote_url, then exit",
+    )
 
 
 def _api(args: argparse.Namespace, extra: list[str]) -> int:
@@ -51,6 +59,13 @@ def _api(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def _openrlhf_rm(args: argparse.Namespace, extra: list[str]) -> int:
+    if args.print_reward_func_path:
+        # found, not imported: printing the path needs neither torch nor the api extra
+        spec = importlib.util.find_spec("adapter.integrations.openrlhf_reward_func")
+        if spec is None or spec.origin is None:
+            raise RuntimeError("adapter.integrations.openrlhf_reward_func is missing from this install")
+        print(spec.origin)
+        return 0
     from adapter.integrations.openrlhf import run_openrlhf_rm  # the api extra, needed by this command only
 
     run_openrlhf_rm(

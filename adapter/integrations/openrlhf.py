@@ -1,24 +1,26 @@
 """OpenRLHF remote reward model: ``POST /get_reward`` backed by the judge.
 
-    judge-vllm openrlhf-rm --port 5000 --config configs/reward.yaml [--answer-type NUMBER]
-    # train with: --remote_rm_url http://HOST:5000/get_reward
+    judge-vllm openrlhf-rm --port 5000 --config configs/openrlhf.yaml [--answer-type NUMBER]
+    # train with: --reward.remote_url http://HOST:5000/get_reward --data.label_key answer
 
-The shape matches OpenRLHF (github.com/OpenRLHF/OpenRLHF @ 3c3be62):
-``openrlhf/utils/agent.py`` (``SingleTurnAgentExecutor._fetch_rewards_via_http``) posts
-``{"query": [...], "prompts": [...], "labels": [...]}``, where each query is
-``hf_tokenizer.decode(prompt_tokens + response_tokens, skip_special_tokens=False)`` (the prompt
-tokens cut from the left when too long), and reads ``rewards``, ``scores`` (``rewards`` when
-absent) and ``extra_logs`` (each value made a per-sample tensor); the reference server
-``openrlhf/cli/serve_rm.py`` answers ``{"rewards": r, "scores": r, "extra_logs": {...}}``.
+The shape is OpenRLHF 0.11's (``openrlhf_protocol``): ``SingleTurnAgentExecutor`` posts
+``{"query": [...], "prompts": [...], "labels": [...]}`` (one query per sample) and reads
+``rewards``, ``scores`` and ``extra_logs``, like its reference server
+``openrlhf/cli/serve_rm.py``. Each query is split into prompt and response, the label is the
+reference answer, and the whole request is one adapter batch.
 
-Each query is split into prompt and response (``split_query``), the label is the reference
-answer, and the whole request is one adapter batch. A reward the judge could not give with
-``fallback_to_rule: false`` is an error (503, OpenRLHF retries), never a number.
+Under a judge outage: OpenRLHF waits up to ``OPENRLHF_CLIENT_TIMEOUT_S`` for an answer and
+tries a request 5 times, 1 s apart, before leaving the sample without a reward, which fails the
+training step. So the config's ``timeout`` must leave a margin below that wait (checked when
+the app is built): with ``fallback_to_rule: true`` every request then gets a 200 with a reward
+(the rule reward where the judge failed, flagged in ``extra_logs``). With
+``fallback_to_rule: false`` a reward the judge could not give is a 503, never a number:
+OpenRLHF retries it, and a judge still down after the 5th try fails the step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from pydantic import (
     model_validator,
 )
 
-from adapter.config import ConfigLike
+from adapter.config import ConfigLike, RewardConfig
 from adapter.http import (
     AnswerType,
     JudgeItem,
@@ -44,76 +46,28 @@ from adapter.http import (
     check_batch_length,
     serve,
 )
+from adapter.integrations.openrlhf_protocol import (
+    OpenRLHFRewards,
+    label_text,
+    reward_items,
+    unavailable_message,
+)
 from judge_vllm.errors import JudgeConfigError
 
 __all__ = [
-    "END_MARKERS",
+    "OPENRLHF_CLIENT_TIMEOUT_S",
+    "RESPONSE_MARGIN_S",
     "RemoteRewardRequest",
-    "RemoteRewardResponse",
     "create_app",
     "run_openrlhf_rm",
-    "split_query",
 ]
 
-# End-of-turn tokens that ``decode(..., skip_special_tokens=False)`` leaves after a response.
-END_MARKERS = (
-    "<|im_end|>",
-    "<|endoftext|>",
-    "<|eot_id|>",
-    "<|end_of_text|>",
-    "<end_of_turn>",
-    "<|end|>",
-    "</s>",
-)
+logger = logging.getLogger(__name__)
 
-
-def _prefix_suffix_overlap(query: str, prompt: str) -> int:
-    """Length of the longest prefix of ``query`` that is a suffix of ``prompt`` (KMP, linear)."""
-    head = query[: len(prompt)]
-    text: list[str | None] = [*head, None, *prompt]
-    border = [0] * len(text)
-    for i in range(1, len(text)):
-        k = border[i - 1]
-        while k and text[i] != text[k]:
-            k = border[k - 1]
-        border[i] = k + 1 if text[i] == text[k] else 0
-    return border[-1] if text else 0
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def split_query(query: str, prompt: str) -> str:
-    """The response part of an OpenRLHF query (prompt + response, decoded).
-
-    Exact prefix first; a prompt cut from the left shows as a suffix of it opening the query, a
-    decode that differs near the prompt's end as a long common prefix. Trailing end-of-turn
-    tokens are dropped. With no overlap at all the whole query is the response.
-    """
-    cut = max(_prefix_suffix_overlap(query, prompt), _common_prefix(query, prompt))
-    response = query[cut:].rstrip()
-    stripped = True
-    while stripped:
-        stripped = False
-        for marker in END_MARKERS:
-            if response.endswith(marker):
-                response = response[: -len(marker)].rstrip()
-                stripped = True
-    return response.lstrip()
-
-
-def _text(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    return value
+OPENRLHF_CLIENT_TIMEOUT_S = 180.0
+"""OpenRLHF 0.11's wait for one ``/get_reward`` (``aiohttp.ClientTimeout(total=180)``)."""
+RESPONSE_MARGIN_S = 10.0
+"""Kept free below that wait for the rule fallback, queueing and the network."""
 
 
 class RemoteRewardRequest(BaseModel):
@@ -131,7 +85,7 @@ class RemoteRewardRequest(BaseModel):
     @field_validator("labels", mode="before")
     @classmethod
     def _labels(cls, value: Any) -> Any:
-        return [_text(v) for v in value] if isinstance(value, list) else value
+        return [label_text(v) for v in value] if isinstance(value, list) else value
 
     @model_validator(mode="after")
     def _same_lengths(self) -> RemoteRewardRequest:
@@ -142,42 +96,21 @@ class RemoteRewardRequest(BaseModel):
                 raise ValueError(f"{name} has {len(values)} items but query has {n}; send one per query")
         return self
 
+    def items(self, answer_type: str | None) -> list[JudgeItem]:
+        """The adapter's items, each typed by ``answer_types`` or else ``answer_type``."""
+        types = [kind or answer_type for kind in self.answer_types or [None] * len(self.query)]
+        return [JudgeItem(**item) for item in reward_items(self.query, self.prompts, self.labels, types)]
 
-class RemoteRewardResponse(BaseModel):
-    """OpenRLHF's response: ``rewards`` for advantages, ``scores`` in [0, 1] for filtering,
-    ``extra_logs`` as per-sample values that OpenRLHF logs."""
 
-    rewards: list[float]
-    scores: list[float]
-    extra_logs: dict[str, list[float]]
-
-    @classmethod
-    def from_results(cls, results: Sequence[Mapping[str, Any]]) -> RemoteRewardResponse:
-        """Build from adapter reward dicts that all carry a reward."""
-        rewards = [float(r["reward"]) for r in results]
-        return cls(
-            rewards=rewards,
-            scores=rewards,
-            extra_logs={
-                "judge_latency_s": [r["latency_ms"] / 1000 for r in results],
-                "judge_fallback": [float(r["source"] == "rule_fallback") for r in results],
-                "judge_cached": [float(r["source"] == "cache") for r in results],
-                "judge_prechecked": [float(r["source"] == "rule") for r in results],
-            },
+def _within_openrlhfs_wait(config: RewardConfig) -> RewardConfig:
+    limit = OPENRLHF_CLIENT_TIMEOUT_S - RESPONSE_MARGIN_S
+    if config.timeout > limit:
+        raise JudgeConfigError(
+            f"timeout {config.timeout:g} s: OpenRLHF abandons a /get_reward after "
+            f"{OPENRLHF_CLIENT_TIMEOUT_S:g} s and retries it, so a reward (or the rule fallback) must "
+            f"come back sooner: set timeout to at most {limit:g}"
         )
-
-
-def _items(body: RemoteRewardRequest, answer_type: str | None) -> list[JudgeItem]:
-    types = body.answer_types or [None] * len(body.query)
-    return [
-        JudgeItem(
-            prompt=prompt,
-            completion=split_query(query, prompt),
-            answer=label,
-            answer_type=kind or answer_type,
-        )
-        for query, prompt, label, kind in zip(body.query, body.prompts, body.labels, types, strict=True)
-    ]
+    return config
 
 
 def create_app(
@@ -188,13 +121,17 @@ def create_app(
     max_batch: int | None = None,
 ) -> FastAPI:
     """The remote reward model app: ``/get_reward`` plus ``/health`` and ``/metrics`` (no auth:
-    OpenRLHF sends no credentials, so bind it to a private address). None = the default limit."""
+    OpenRLHF sends no credentials, so bind it to a private address). None = the default limit.
+
+    A config whose ``timeout`` leaves no margin below OpenRLHF's wait raises ``JudgeConfigError``.
+    """
+    resolved = _within_openrlhfs_wait(RewardConfig.from_any(config))
     try:
         TypeAdapter(AnswerType | None).validate_python(answer_type)
     except ValidationError as err:
         raise JudgeConfigError(f"answer_type (--answer-type): {err.errors()[0]['msg']}") from None
     app = base_app(
-        config,
+        resolved,
         title="judge-vllm OpenRLHF reward model",
         endpoints=("/get_reward",),
         max_body_bytes=max_body_bytes,
@@ -202,19 +139,14 @@ def create_app(
     )
 
     @app.post("/get_reward")
-    async def get_reward(body: RemoteRewardRequest, service: Service) -> RemoteRewardResponse:
+    async def get_reward(body: RemoteRewardRequest, service: Service) -> OpenRLHFRewards:
         """Score each query's response against its label, in one adapter batch."""
         check_batch_length(len(body.query), service.settings.max_batch, "query")
-        results = await service.score(_items(body, answer_type))
-        failed = [r for r in results if r["reward"] is None]
-        if failed:
-            reasons = sorted({str(r["reason"]) for r in failed})
-            raise HTTPException(
-                503,
-                f"{len(failed)} of {len(results)} rewards unavailable ({', '.join(reasons)}): "
-                "the judge failed and fallback_to_rule is off",
-            )
-        return RemoteRewardResponse.from_results(results)
+        results = await service.score(body.items(answer_type))
+        unavailable = unavailable_message(results)
+        if unavailable is not None:
+            raise HTTPException(503, unavailable)
+        return OpenRLHFRewards.from_results(results)
 
     return app
 
@@ -230,10 +162,13 @@ def run_openrlhf_rm(
     max_batch: int | None,
 ) -> None:
     """``judge-vllm openrlhf-rm``: serve ``/get_reward`` in the foreground; None = default limit."""
-    app = create_app(
-        api_config(config, judge_url),
-        answer_type=answer_type,
-        max_body_bytes=max_body_bytes,
-        max_batch=max_batch,
+    resolved = api_config(config, judge_url)
+    app = create_app(resolved, answer_type=answer_type, max_body_bytes=max_body_bytes, max_batch=max_batch)
+    logger.warning(
+        "OpenRLHF reward model on http://%s:%d/get_reward for %s (rule fallback %s)",
+        host,
+        port,
+        resolved.judge_url,
+        "on" if resolved.fallback_to_rule else "off: a failed judge call is a 503",
     )
     serve(app, host, port)
