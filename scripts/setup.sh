@@ -29,6 +29,20 @@ else
   "$PY" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
   have_everything || { echo "setup: dependencies still missing after install" >&2; exit 1; }
 fi
+# --- OpenRLHF 0.11.2, for tests/adapter/integrations/test_openrlhf*.py: its own reward client ---
+# The wheel alone (198 kB): its pinned deepspeed, flash-attn and vllm==0.29 cannot install on this
+# CPU machine, and the tests run only openrlhf/utils/agent.py (the remote-RM client and the
+# reward_func loader), which needs aiohttp and torch (both present; aiohttp named in case).
+have_openrlhf() {
+  "$PY" -c 'import importlib.metadata as md, aiohttp; assert md.version("openrlhf") == "0.11.2"' 2>/dev/null
+}
+if ! have_openrlhf; then
+  echo "setup: installing openrlhf 0.11.2 without its GPU dependencies"
+  "$PY" -m pip install --quiet --no-deps "openrlhf==0.11.2"
+  "$PY" -m pip install --quiet aiohttp
+  have_openrlhf || { echo "setup: openrlhf 0.11.2 still missing after install" >&2; exit 1; }
+fi
+# --- end OpenRLHF ---
 # Point the editable install (and the console scripts) at this checkout.
 "$PY" -m pip install --quiet --no-deps --no-build-isolation -e .
 "$PY" -m judge_vllm.cli model prepare smollm2 >/dev/null
