@@ -54,7 +54,16 @@ def get_reward_system() -> BaseJudgeReward:
     global _system
     with _system_lock:
         if _system is None:
-            _system = create_judge_reward(RewardConfig.from_any(os.environ.get(CONFIG_ENV) or None))
+            source = os.environ.get(CONFIG_ENV) or None
+            config = RewardConfig.from_any(source)
+            # once per rollout actor: says which judge this process's rewards come from
+            logger.warning(
+                "OpenRLHF reward_func: judge %s from %s (rule fallback %s)",
+                config.judge_urls or config.judge_url,
+                source or f"the environment ({CONFIG_ENV} unset)",
+                "on" if config.fallback_to_rule else "off",
+            )
+            _system = create_judge_reward(config)
         return _system
 
 

@@ -8,7 +8,10 @@ skip_special_tokens=False)``, so they carry the chat template and the end-of-tur
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,11 +20,20 @@ from typing import Any
 import httpx
 import pytest
 
-from adapter.integrations import openrlhf
-from adapter.integrations.openrlhf import create_app, split_query
-from judge_vllm.errors import JudgeConfigError
+from adapter.integrations import openrlhf, openrlhf_inprocess, openrlhf_protocol, openrlhf_reward_func
+from adapter.integrations.openrlhf import create_app
+from adapter.integrations.openrlhf_protocol import (
+    FALLBACK_REASON_CODES,
+    OTHER_REASON_CODE,
+    OpenRLHFRewards,
+    split_query,
+    unavailable_message,
+)
+from adapter.result import RewardResult
+from judge_vllm.errors import JudgeConfigError, JudgeError
 from judge_vllm.testing.asgi_server import ApiServer
 
+REPO = Path(__file__).resolve().parents[3]
 TEMPLATE = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
 
 
@@ -64,8 +76,9 @@ def test_split_query(query, prompt, response):
     assert split_query(query, prompt) == response
 
 
-def test_all_names_what_the_module_defines():
-    assert [name for name in openrlhf.__all__ if not hasattr(openrlhf, name)] == []
+@pytest.mark.parametrize("module", [openrlhf, openrlhf_protocol, openrlhf_inprocess, openrlhf_reward_func])
+def test_all_names_what_the_module_defines(module):
+    assert [name for name in module.__all__ if not hasattr(module, name)] == []
 
 
 def test_get_reward_with_openrlhfs_request_shape(rm):
@@ -81,7 +94,15 @@ def test_get_reward_with_openrlhfs_request_shape(rm):
     assert body["rewards"] == [0.0, 1.0, 0.0]
     assert body["scores"] == body["rewards"]
     logs = body["extra_logs"]
-    assert set(logs) == {"judge_latency_s", "judge_fallback", "judge_cached", "judge_prechecked"}
+    assert set(logs) == {
+        "judge_latency_s",
+        "judge_source",
+        "judge_fallback",
+        "judge_cached",
+        "judge_prechecked",
+        "judge_fallback_reason",
+        "judge_confidence",
+    }
     assert all(len(values) == 3 for values in logs.values())
     # the end-of-turn token is cut, so no completion is taken for role spoofing
     assert logs["judge_prechecked"] == [0.0, 0.0, 0.0]
@@ -166,3 +187,88 @@ def test_a_reward_the_judge_could_not_give_is_a_503_not_a_number(tmp_path):
         fallback = httpx.post(f"{server.url}/get_reward", json=payload).json()
     assert failed.status_code == 503 and "Judge unavailable" in failed.json()["detail"]
     assert fallback["rewards"] == [1.0] and fallback["extra_logs"]["judge_fallback"] == [1.0]
+
+
+def _result(source: str, **fields: Any) -> dict[str, Any]:
+    return RewardResult(reward=0.5, source=source, request_id="r", latency_ms=250.0, **fields).to_dict()
+
+
+FLAGS = ("judge_source", "judge_fallback", "judge_cached", "judge_prechecked", "judge_fallback_reason")
+
+
+@pytest.mark.parametrize(
+    ("result", "numbers", "confidence"),
+    [
+        (_result("judge", confidence=0.9), (0, 0, 0, 0, 0), 0.9),
+        (_result("cache", confidence=0.8), (1, 0, 1, 0, 0), 0.8),
+        (_result("rule", reason="injection"), (2, 0, 0, 1, 0), 0.0),
+        (_result("rule_fallback", reason="Circuit breaker open"), (3, 1, 0, 0, 3), 0.0),
+        (_result("rule_fallback", reason="Request queue full"), (3, 1, 0, 0, 4), 0.0),
+        (_result("rule_fallback", reason="a reason added later"), (3, 1, 0, 0, OTHER_REASON_CODE), 0.0),
+        (_result("judge"), (0, 0, 0, 0, 0), 0.0),  # a JSON-contract verdict has no confidence
+    ],
+)
+def test_extra_logs_are_numbers_for_source_reason_and_confidence(result, numbers, confidence):
+    logs = OpenRLHFRewards.from_results([result]).extra_logs
+    assert tuple(logs[name][0] for name in FLAGS) == numbers
+    assert logs["judge_confidence"] == [confidence] and logs["judge_latency_s"] == [0.25]
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [cls] + [sub for direct in cls.__subclasses__() for sub in _subclasses(direct)]
+
+
+def test_every_judge_failure_reason_has_its_own_code():
+    reasons = {cls.reason for cls in _subclasses(JudgeError)}
+    assert reasons <= set(FALLBACK_REASON_CODES)
+    codes = list(FALLBACK_REASON_CODES.values())
+    assert len(set(codes)) == len(codes) and 0.0 not in codes and OTHER_REASON_CODE not in codes
+
+
+def test_unavailable_message_names_the_missing_rewards_and_why():
+    results = [_result("judge"), {**_result("error", reason="Judge unavailable"), "reward": None}]
+    assert unavailable_message(results[:1]) is None
+    assert unavailable_message(results) == (
+        "1 of 2 rewards unavailable (Judge unavailable): the judge failed and fallback_to_rule is off"
+    )
+
+
+def test_a_timeout_openrlhf_would_not_wait_for_is_refused():
+    create_app(REPO / "configs" / "openrlhf.yaml")
+    create_app({"timeout": 170.0})
+    with pytest.raises(JudgeConfigError, match=r"timeout 170\.5 s: .* set timeout to at most 170"):
+        create_app({"timeout": 170.5})
+
+
+def _openrlhf_trainer_flags() -> set[str]:
+    """The flags OpenRLHF 0.11's ``train_ppo_ray`` parser declares (read from its source)."""
+    spec = importlib.util.find_spec("openrlhf")
+    assert spec is not None and spec.submodule_search_locations, "openrlhf missing: run scripts/setup.sh"
+    source = (Path(spec.submodule_search_locations[0]) / "cli" / "train_ppo_ray.py").read_text()
+    return {
+        node.args[0].value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+
+
+def test_documented_openrlhf_flags_are_the_ones_openrlhf_declares():
+    files = [
+        REPO / "README.md",
+        REPO / "docs" / "integrations.md",
+        REPO / "docs" / "http_api.md",
+        REPO / "configs" / "openrlhf.yaml",
+        REPO / "adapter" / "cli.py",
+        *sorted((REPO / "adapter" / "integrations").glob("openrlhf*.py")),
+    ]
+    text = "\n".join(path.read_text() for path in files)
+    documented = set(re.findall(r"--[a-z_]+\.[a-z_.]*[a-z_]", text))  # OpenRLHF 0.11's dotted flags
+    declared = _openrlhf_trainer_flags()
+    assert {"--reward.remote_url", "--data.label_key"} <= documented
+    assert documented - declared == set()
+    # OpenRLHF 0.11 rejects the flags of earlier versions ("unrecognized arguments")
+    assert re.findall(r"--(?:remote_rm_url|label_key)\b", text) == []
