@@ -90,7 +90,9 @@ class ScriptedEngine:
     async def generate(self, prompt_token_ids: list[int], params: Any, **kwargs: Any) -> SimpleNamespace:
         prompt = self.tokenizer.decode(prompt_token_ids, skip_special_tokens=False)
         text = next(answer for question, answer in self.responses.items() if question in prompt)
-        ids = self.tokenizer(text=text, add_special_tokens=False)["input_ids"][0].tolist()
+        ids = self.tokenizer(text=text, add_special_tokens=False, return_tensors="pt")["input_ids"][
+            0
+        ].tolist()
         output = SimpleNamespace(token_ids=ids, text=text, finish_reason="stop", logprobs=None)
         return SimpleNamespace(outputs=[output])
 
@@ -101,17 +103,18 @@ def rollouts(
     template: str = TEMPLATE,
     tokenizer: Any = None,
 ) -> list[dict[str, Any]]:
-    """OpenRLHF's ``execute`` for each (question, response, label), all at once as in a rollout;
-    the response ends with the end-of-turn token, as vLLM generates it."""
+    """OpenRLHF's ``execute`` for each (question, response, label), all at once as in a rollout.
+
+    ``template`` holds ``{question}``; the engine answers by question (so they must differ), each
+    response ending with the end-of-turn token, as vLLM generates it."""
     tokenizer = tokenizer or CharTokenizer()
-    end = "<|im_end|>" if tokenizer.__class__ is CharTokenizer else tokenizer.eos_token
-    engine = ScriptedEngine({q: r + end for q, r, _ in samples}, tokenizer)
+    engine = ScriptedEngine({q: r + "<|im_end|>" for q, r, _ in samples}, tokenizer)
     params = SimpleNamespace(max_tokens=None, logprobs=None)
 
     async def run() -> list[dict[str, Any]]:
         return await asyncio.gather(
             *(
-                executor.execute(template.format(question=q), label, params, 4096, tokenizer, engine)
+                executor.execute(template.replace("{question}", q), label, params, 4096, tokenizer, engine)
                 for q, _, label in samples
             )
         )
