@@ -1,7 +1,8 @@
 """Trainer integrations, one module per framework, each imported on its own.
 
 ``adapter.integrations.trl`` (TRL reward functions), ``adapter.integrations.verl`` (verl),
-``adapter.integrations.openrlhf`` (OpenRLHF remote reward model over HTTP). Nothing is imported
+``adapter.integrations.openrlhf`` (OpenRLHF remote reward model over HTTP;
+``openrlhf_reward_func.py`` is its in-process alternative). Nothing is imported
 here, so installing one framework never requires another.
 """
 
