@@ -10,6 +10,8 @@ against the fake judge and, once, the real judge (e2e); the slow test runs verl'
 
 from __future__ import annotations
 
+import copy
+import functools
 import logging
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +24,8 @@ import pytest
 import torch
 import yaml
 from hydra import compose, initialize_config_module
-from omegaconf import DictConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
 from tensordict import TensorDict
 from tokenizers import ByteLevelBPETokenizer
 from transformers import PreTrainedTokenizerFast
@@ -98,10 +101,24 @@ def reward_yaml(tmp_path: Path, **settings: Any) -> Path:
     return path
 
 
-def trainer_config(tokenizer_dir: Path, *overrides: str) -> DictConfig:
-    """The config ``python -m verl.trainer.main_ppo OVERRIDES`` runs with (verl's own yaml)."""
+def composed_config(tokenizer_dir: Path, *overrides: str) -> DictConfig:
+    """The config ``python -m verl.trainer.main_ppo OVERRIDES`` runs with (Hydra, verl's own yaml)."""
     with initialize_config_module("verl.trainer.config", version_base=None):
         return compose("ppo_trainer", overrides=[f"actor_rollout_ref.model.path={tokenizer_dir}", *overrides])
+
+
+@functools.cache
+def _base_config(tokenizer_dir: Path) -> DictConfig:
+    return composed_config(tokenizer_dir)
+
+
+def trainer_config(tokenizer_dir: Path, *overrides: str) -> DictConfig:
+    """``composed_config``, faster: Hydra composes verl's yaml once (about a second) and its
+    parser applies the overrides (``+key`` adds a key; a new key without ``+`` is refused)."""
+    config = copy.deepcopy(_base_config(tokenizer_dir))
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        OmegaConf.update(config, override.key_or_group, override.value(), force_add=override.is_add())
+    return config
 
 
 def our_function(name: str, config: Path, *extra: str) -> list[str]:
@@ -173,7 +190,7 @@ async def test_the_documented_command_scores_with_the_judge(tokenizer_dir, fake_
     monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
     overrides = documented_overrides()
     assert f"{NAME_KEY}=compute_score_async" in overrides  # the recommended entry point
-    config = trainer_config(tokenizer_dir, *overrides)
+    config = composed_config(tokenizer_dir, *overrides)
     assert get_custom_reward_fn(config).args[:2] == (
         verl.compute_score_async,
         {"config": str(REPO / "configs" / "verl.yaml")},
