@@ -36,7 +36,7 @@ from verl.trainer.ppo.metric_utils import process_validation_metrics
 from verl.trainer.ppo.reward import get_custom_reward_fn, resolve_reward_manager_cls
 from verl.utils.reward_score import default_compute_score
 
-from adapter.integrations import verl
+from adapter.integrations import verl as judge_verl
 from judge_vllm.errors import JudgeError
 from judge_vllm.testing.fake_server import FaultPlan
 
@@ -86,11 +86,11 @@ def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def fresh_adapters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test builds the shared adapters from its own environment; closed before its judge stops."""
-    for var in (verl.CONFIG_ENV, "JUDGE_MODEL_URL", "JUDGE_MODEL_API_KEY"):
+    for var in (judge_verl.CONFIG_ENV, "JUDGE_MODEL_URL", "JUDGE_MODEL_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    verl.close_adapter()
+    judge_verl.close_adapter()
     yield
-    verl.close_adapter()
+    judge_verl.close_adapter()
 
 
 def reward_yaml(tmp_path: Path, **settings: Any) -> Path:
@@ -180,8 +180,8 @@ def rewards_of(rm_scores: torch.Tensor) -> list[float]:
 
 def test_public_api():
     documented = {"compute_score", "compute_score_async", "get_adapter", "close_adapter", "REWARD_KWARGS"}
-    assert documented <= set(verl.__all__)
-    assert all(hasattr(verl, name) for name in verl.__all__)
+    assert documented <= set(judge_verl.__all__)
+    assert all(hasattr(judge_verl, name) for name in judge_verl.__all__)
 
 
 async def test_the_documented_command_scores_with_the_judge(tokenizer_dir, fake_judge, monkeypatch, tmp_path):
@@ -192,7 +192,7 @@ async def test_the_documented_command_scores_with_the_judge(tokenizer_dir, fake_
     assert f"{NAME_KEY}=compute_score_async" in overrides  # the recommended entry point
     config = composed_config(tokenizer_dir, *overrides)
     assert get_custom_reward_fn(config).args[:2] == (
-        verl.compute_score_async,
+        judge_verl.compute_score_async,
         {"config": str(REPO / "configs" / "verl.yaml")},
     )
     rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, ROWS))
@@ -236,7 +236,7 @@ async def test_reward_kwargs_config_wins_over_the_environment(
     tokenizer_dir, fake_judge, monkeypatch, tmp_path
 ):
     dead = reward_yaml(tmp_path, judge_url="http://127.0.0.1:9")  # nothing listens there
-    monkeypatch.setenv(verl.CONFIG_ENV, str(dead))
+    monkeypatch.setenv(judge_verl.CONFIG_ENV, str(dead))
     config = trainer_config(
         tokenizer_dir, *our_function("compute_score_async", reward_yaml(tmp_path, judge_url=fake_judge.url))
     )
@@ -249,7 +249,7 @@ async def test_reward_kwargs_answer_type_and_a_misspelt_one(tokenizer_dir, fake_
     extra_kwargs = (f"{KWARGS_KEY}.answer_type=NUMBER", f"{KWARGS_KEY}.cofnig=x.yaml")
     config = trainer_config(tokenizer_dir, *our_function("compute_score_async", judge, *extra_kwargs))
     untyped = Row("What is 3+3?", "6", "6")  # extra_info names no answer_type
-    with caplog.at_level(logging.WARNING, logger=verl.__name__):
+    with caplog.at_level(logging.WARNING, logger=judge_verl.__name__):
         rm_scores, _ = await run_reward_loop(config, rollout(tokenizer_dir, [untyped]))
     assert rewards_of(rm_scores) == [1.0]
     assert "Rubric for NUMBER answers" in str(fake_judge.last_body["messages"])
@@ -285,7 +285,7 @@ def test_verl_0_9_ignores_the_old_top_level_keys(tokenizer_dir):
 )
 def test_ground_truth_shapes(fake_judge, monkeypatch, tmp_path, ground_truth, score, reason):
     config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
-    result = verl.compute_score(
+    result = judge_verl.compute_score(
         "gsm8k", "The answer is 4.", ground_truth, {"question": "2+2?"}, config=config
     )
     assert (result["score"], result["reason"]) == (score, reason)
@@ -321,31 +321,31 @@ async def test_verls_rate_limited_manager_under_a_judge_outage(
 
 
 def test_one_adapter_per_process_and_config_built_lazily(fake_judge, monkeypatch, tmp_path):
-    monkeypatch.setenv(verl.CONFIG_ENV, str(reward_yaml(tmp_path, judge_url=fake_judge.url)))
+    monkeypatch.setenv(judge_verl.CONFIG_ENV, str(reward_yaml(tmp_path, judge_url=fake_judge.url)))
     with ThreadPoolExecutor(8) as pool:
-        adapters = list(pool.map(lambda _: verl.get_adapter(), range(8)))
+        adapters = list(pool.map(lambda _: judge_verl.get_adapter(), range(8)))
     assert all(a is adapters[0] for a in adapters)
     assert adapters[0].config.judge_url == fake_judge.url and adapters[0].config.mode == "fast"
-    verl.compute_score("gsm8k", "4", "4", None)
-    assert verl.get_adapter() is adapters[0]
+    judge_verl.compute_score("gsm8k", "4", "4", None)
+    assert judge_verl.get_adapter() is adapters[0]
     other = str(reward_yaml(tmp_path, judge_url=fake_judge.url, mode="verdict"))
-    assert verl.get_adapter(config=other).config.mode == "verdict"
-    verl.close_adapter()
-    assert verl.get_adapter() is not adapters[0]
+    assert judge_verl.get_adapter(config=other).config.mode == "verdict"
+    judge_verl.close_adapter()
+    assert judge_verl.get_adapter() is not adapters[0]
 
 
 def test_without_a_config_file_the_env_vars_configure_it(fake_judge, monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))  # the default cache directory lives under ~
     monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
     monkeypatch.setenv("JUDGE_MAX_BATCH_SIZE", "3")
-    score = verl.compute_score("gsm8k", "The answer is 4.", "4", {"answer_type": "NUMBER"})
-    assert verl.get_adapter().config.max_batch_size == 3
+    score = judge_verl.compute_score("gsm8k", "The answer is 4.", "4", {"answer_type": "NUMBER"})
+    assert judge_verl.get_adapter().config.max_batch_size == 3
     assert score["score"] == 1.0 and score["source"] == "judge"
 
 
 def test_a_config_that_is_not_a_path_is_refused_with_the_reason(fake_judge):
     with pytest.raises(JudgeError, match=r"reward_kwargs\.config must be the path of a reward YAML file"):
-        verl.compute_score("gsm8k", "4", "4", None, config={"judge_url": fake_judge.url})
+        judge_verl.compute_score("gsm8k", "4", "4", None, config={"judge_url": fake_judge.url})
 
 
 @pytest.mark.parametrize("opt_in", [True, False])
@@ -353,10 +353,10 @@ def test_verls_reward_router_is_the_judge_only_when_the_config_opts_in(fake_judg
     dead = "http://127.0.0.1:9"  # nothing listens: only the router address can answer
     config = str(reward_yaml(tmp_path, judge_url=dead, verl_reward_router=opt_in))
     router = fake_judge.url.removeprefix("http://")  # verl passes host:port
-    score = verl.compute_score(
+    score = judge_verl.compute_score(
         "gsm8k", "The answer is 4.", "4", None, config=config, reward_router_address=router
     )
-    assert verl.get_adapter(config=config).config.judge_url == (fake_judge.url if opt_in else dead)
+    assert judge_verl.get_adapter(config=config).config.judge_url == (fake_judge.url if opt_in else dead)
     assert score["source"] == ("judge" if opt_in else "rule_fallback")
 
 
@@ -391,7 +391,7 @@ async def test_verls_reward_loop_with_the_real_judge(judge_url, tmp_path):
     )
     rewards = rewards_of(rm_scores)
     assert extra["source"].tolist() == ["judge", "judge", "judge", "rule"]
-    assert verl.get_adapter(config=str(judge)).get_metrics()["model"] == "smollm2"
+    assert judge_verl.get_adapter(config=str(judge)).get_metrics()["model"] == "smollm2"
     assert all(0.0 <= r <= 1.0 for r in rewards) and rewards[3] == 0.0
     assert all(isinstance(c, float) and 0.0 < c <= 1.0 for c in extra["confidence"][:3])
     assert extra["fallback"].tolist() == [False] * 4
