@@ -8,31 +8,49 @@ where ``columns`` holds the dataset's other columns (one value per completion) p
 ``trainer_state``, ``log_extra`` and ``log_metric``. The whole group is scored in one
 ``reward_batch``. With ``fallback_to_rule: false`` a judge failure is ``None``: TRL turns it
 into NaN and leaves it out of the group's baseline instead of reading it as a score.
+
+A reward function holds its config, not a judge: the judge reward is built in the process
+that first calls it, and pickling keeps only the config, the column names and the name, so
+TRL's ``AsyncGRPOTrainer`` can send it to its rollout worker (a spawned process), where it
+builds its own. TRL awaits ``async_judge_reward_func`` from 1.14 on (``is_async_callable``);
+earlier releases call a callable object without awaiting it.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from importlib import metadata
+from typing import Any, ClassVar
 
-from adapter.config import ConfigLike
+from adapter.config import ConfigLike, RewardConfig
 from adapter.factory import create_judge_reward
-from judge_vllm.errors import JudgeConfigError
+from adapter.forking import reset_after_fork
+from adapter.reward import BaseJudgeReward
+from judge_vllm.errors import JudgeConfigError, JudgeError
 
 __all__ = [
+    "ASYNC_MIN_TRL",
     "DEFAULT_NAME",
+    "EXTRA_COLUMNS",
     "AsyncJudgeRewardFunc",
     "JudgeRewardFunc",
     "async_judge_reward_func",
     "batch_metrics",
     "judge_reward_func",
     "message_text",
+    "prompt_text",
 ]
 
 DEFAULT_NAME = "judge_reward"
+# The first TRL release that awaits a callable object whose __call__ is async.
+ASYNC_MIN_TRL = "1.14"
 # Keyword arguments TRL adds to the dataset columns; never mistaken for a column.
 _TRL_KWARGS = frozenset({"completion_ids", "trainer_state", "log_extra", "log_metric", "environments"})
+# Columns added to TRL's completions table (``log_extra``), one value per completion: the
+# RewardResult field each one shows ("" / None where a reward has no explanation / reason).
+EXTRA_COLUMNS = {"judge_source": "source", "judge_explanation": "explanation", "judge_reason": "reason"}
 
 Rewards = list[float | None]
 
@@ -42,6 +60,23 @@ def message_text(value: str | Sequence[Mapping[str, Any]], role: str) -> str:
     if isinstance(value, str):
         return value
     return "\n\n".join(_content_text(m.get("content")) for m in value if m.get("role") == role)
+
+
+def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+    """What the judge is shown as the prompt: plain text as is, a lone user turn as its text,
+    any other conversation as a transcript of ``role: text`` turns (system prompt and earlier
+    turns included) separated by blank lines. Empty turns (a tool call's) are left out.
+
+    The judge's ``max_prompt_chars`` bounds it, keeping its start and, mostly, its end: the
+    system prompt's opening and the last user turn.
+    """
+    if isinstance(prompt, str):
+        return prompt
+    turns = [(str(m.get("role")), _content_text(m.get("content"))) for m in prompt]
+    turns = [(role, text) for role, text in turns if text]
+    if len(turns) == 1 and turns[0][0] == "user":
+        return turns[0][1]
+    return "\n\n".join(f"{role}: {text}" for role, text in turns)
 
 
 def _content_text(content: Any) -> str:
@@ -68,12 +103,16 @@ def batch_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
 
 
 class _TrlJudgeReward:
-    """What the sync and async TRL reward functions share: building items and reporting results.
+    """What the sync and async TRL reward functions share: the lazy judge reward, building
+    items and reporting results.
 
-    ``config`` is what ``JudgeRewardSystem`` takes (dict, ``RewardConfig`` or YAML path); a
-    config listing several ``judge_urls`` builds an ensemble. ``answer_column`` and
-    ``answer_type_column`` name the dataset columns with the reference answer and its type.
+    ``config`` is what ``JudgeRewardSystem`` takes (dict, ``RewardConfig`` or YAML path),
+    validated here; a config listing several ``judge_urls`` builds an ensemble.
+    ``answer_column`` and ``answer_type_column`` name the dataset columns with the reference
+    answer and its type.
     """
+
+    _needs_async_trl: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -83,15 +122,52 @@ class _TrlJudgeReward:
         answer_type_column: str = "answer_type",
         name: str = DEFAULT_NAME,
     ) -> None:
-        self.reward_system = create_judge_reward(config)
+        if self._needs_async_trl:
+            _require_async_trl()
+        self.config = RewardConfig.from_any(config)
         self.answer_column = answer_column
         self.answer_type_column = answer_type_column
         # TRL names a reward function by ``__name__``: it keys the logged ``rewards/<name>/mean``.
         self.__name__ = name
+        self._system: BaseJudgeReward | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        reset_after_fork(self)
+
+    def _after_fork_in_child(self) -> None:
+        # A lock held by another thread at the fork stays held in the child.
+        self._lock = threading.Lock()
+
+    @property
+    def reward_system(self) -> BaseJudgeReward:
+        """This process's judge reward, built on first use."""
+        with self._lock:
+            if self._closed:
+                raise JudgeError("Cannot use a TRL reward function once it has been closed.")
+            if self._system is None:
+                self._system = create_judge_reward(self.config)
+            return self._system
 
     def close(self) -> None:
-        """Close the judge reward (its loop thread, connections and cache)."""
-        self.reward_system.close()
+        """Close this process's judge reward (its loop thread, connections and cache), if built. Idempotent."""
+        with self._lock:
+            self._closed = True
+            system, self._system = self._system, None
+        if system is not None:
+            system.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a copy in another process rebuilds from: never the judge reward's threads or connections."""
+        return {
+            "config": self.config,
+            "answer_column": self.answer_column,
+            "answer_type_column": self.answer_type_column,
+            "name": self.__name__,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        _TrlJudgeReward.__init__(self, state.pop("config"), **state)
 
     def _items(
         self, prompts: Sequence[Any], completions: Sequence[Any], columns: Mapping[str, Any]
@@ -106,7 +182,7 @@ class _TrlJudgeReward:
         answer_types = columns.get(self.answer_type_column) or [None] * len(completions)
         return [
             {
-                "prompt": message_text(prompt, "user"),
+                "prompt": prompt_text(prompt),
                 "completion": message_text(completion, "assistant"),
                 "answer": answer,
                 "answer_type": answer_type,
@@ -124,7 +200,8 @@ class _TrlJudgeReward:
                 log_metric(key, value)
         log_extra: Callable[[str, list[Any]], None] | None = columns.get("log_extra")
         if log_extra is not None:
-            log_extra("judge_source", [r["source"] for r in results])
+            for column, field in EXTRA_COLUMNS.items():
+                log_extra(column, [r[field] for r in results])
         return [r["reward"] for r in results]
 
 
@@ -138,12 +215,33 @@ class JudgeRewardFunc(_TrlJudgeReward):
 
 
 class AsyncJudgeRewardFunc(_TrlJudgeReward):
-    """An async TRL reward function, run on TRL's event loop alongside other async rewards."""
+    """An async TRL reward function, run on TRL's event loop alongside other async rewards.
+
+    Needs TRL >= 1.14 where TRL is installed: raises ``JudgeConfigError`` on an older one.
+    """
+
+    _needs_async_trl = True
 
     async def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> Rewards:
         """Score one generation batch with the judge; ``None`` where it failed and fallback is off."""
         results = await self.reward_system.areward_batch(self._items(prompts, completions, columns))
         return self._report(results, columns)
+
+
+def _require_async_trl() -> None:
+    """Refuse a TRL that would call the async function without awaiting it."""
+    try:
+        installed = metadata.version("trl")
+    except metadata.PackageNotFoundError:
+        return  # not used by TRL here
+    from packaging.version import Version  # a dependency of TRL itself
+
+    if Version(installed) < Version(ASYNC_MIN_TRL):
+        raise JudgeConfigError(
+            f"TRL {installed} calls an async reward object without awaiting it "
+            f"('coroutine' object is not iterable); upgrade to trl>={ASYNC_MIN_TRL} "
+            "or use judge_reward_func (sync, any TRL 1.x)"
+        )
 
 
 # The issue's entry points: ``judge_reward_func(config)`` builds the sync function.

@@ -1,4 +1,6 @@
-"""A real GRPOTrainer rewarded by the real vLLM CPU judge (SmolLM2) through judge_reward_func."""
+"""A real GRPOTrainer rewarded by the real vLLM CPU judge (SmolLM2) through judge_reward_func:
+multi-turn prompts with a system prompt, and the judge's source and explanation in the
+trainer's completions table."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path, trl_helpers):
     }
     func = judge_reward_func(config)
     try:
-        trainer, returned = trl_helpers.run_grpo(func, tmp_path)
+        trainer, returned = trl_helpers.run_grpo(func, tmp_path, conversational=True)
         metrics = func.reward_system.get_metrics()
     finally:
         func.close()
@@ -30,3 +32,8 @@ def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path, trl_helpers):
         assert log[f"rewards/{DEFAULT_NAME}/mean"] == pytest.approx(sum(rewards) / 4, abs=1e-6)
         assert log["judge/none_rate"] == 0.0 and log["judge/fallback_rate"] == 0.0
     assert metrics["sources"].get("judge", 0) >= 1 and metrics["model"] == "smollm2"
+    table = trl_helpers.completions_table(tmp_path, 2)
+    assert len(table) == 4 and set(table["judge_source"]) <= {"judge", "cache"}
+    assert all(e.startswith("expected score") for e in table["judge_explanation"]), list(
+        table["judge_explanation"]
+    )

@@ -4,11 +4,15 @@ TRL 1.x (trl/trainer/grpo_trainer.py, ``_calculate_rewards``) calls
 ``reward_func(prompts=prompts, completions=completions, completion_ids=completion_ids_list,
 **reward_kwargs)`` with the dataset columns, ``trainer_state``, ``log_extra`` and
 ``log_metric`` in ``reward_kwargs``, turns ``None`` into NaN, and awaits functions that
-``trl.trainer.utils.is_async_callable`` reports as async on its own event loop.
+``trl.trainer.utils.is_async_callable`` reports as async on its own event loop (TRL >= 1.14).
+``log_extra(column, values)`` adds a column, one value per completion, to the completions
+table (``log_completions=True`` writes it to ``<output_dir>/completions/*.parquet``).
 """
 
 from __future__ import annotations
 
+import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +22,14 @@ from trl.trainer.utils import get_callable_name, is_async_callable
 from adapter.integrations import trl as trl_integration
 from adapter.integrations.trl import (
     DEFAULT_NAME,
+    EXTRA_COLUMNS,
     async_judge_reward_func,
     batch_metrics,
     judge_reward_func,
     message_text,
+    prompt_text,
 )
-from judge_vllm.errors import JudgeConfigError
+from judge_vllm.errors import JudgeConfigError, JudgeError
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.testing.fake_server import FaultPlan
 
@@ -31,6 +37,20 @@ REPO = Path(__file__).resolve().parents[3]
 PROMPTS = ["What is 2+2?", "Name the capital of France."]
 ANSWERS = ["4", "Paris"]
 CONVERSATIONS = [[{"role": "user", "content": p}] for p in PROMPTS]
+SYSTEM = "You are a terse tutor. Answer with one word or number."
+# Multi-turn prompts with a system prompt: the judge must see all of it.
+DIALOGUES = [
+    [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "What is 1+1?"},
+        {"role": "assistant", "content": "2"},
+        {"role": "user", "content": p},
+    ]
+    for p in PROMPTS
+]
+# How prompt_text shows DIALOGUES[i] to the judge.
+TRANSCRIPTS = [f"system: {SYSTEM}\n\nuser: What is 1+1?\n\nassistant: 2\n\nuser: {p}" for p in PROMPTS]
+RESPONSE = re.compile(r"<response-[0-9a-z]+>\n(.*)\n</response-", re.S)
 
 
 def _config(url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
@@ -82,6 +102,32 @@ def test_message_text(value, role, expected):
     assert message_text(value, role) == expected
 
 
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("plain text", "plain text"),
+        ([{"role": "user", "content": "q"}], "q"),
+        (
+            [{"role": "system", "content": "be brief"}, {"role": "user", "content": "q"}],
+            "system: be brief\n\nuser: q",
+        ),
+        (DIALOGUES[0], TRANSCRIPTS[0]),
+        (
+            [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "get"}}]},
+                {"role": "tool", "content": "sunny"},
+                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "and here?"}]},
+            ],
+            "user: weather?\n\ntool: sunny\n\nuser: and here?",
+        ),
+        ([], ""),
+    ],
+)
+def test_prompt_text_keeps_the_conversation(prompt, expected):
+    assert prompt_text(prompt) == expected
+
+
 def test_batch_metrics_counts_sources_and_latency():
     results = [
         {"source": "judge", "latency_ms": 10.0},
@@ -127,7 +173,10 @@ def test_scores_the_group_in_one_batch(fake_judge, tmp_path, conversational):
     # The fake judge scores 5 (reward ~1) when the reference answer is in the response, else 1.
     assert [round(r, 2) for r in rewards] == [1.0, 0.0, 1.0, 0.0]
     assert fake_judge.counts["/v1/chat/completions/batch"] == 1  # the whole group, one judge call
-    assert kwargs.extra == {"judge_source": ["judge"] * 4}
+    assert set(kwargs.extra) == set(EXTRA_COLUMNS)
+    assert kwargs.extra["judge_source"] == ["judge"] * 4 and kwargs.extra["judge_reason"] == [None] * 4
+    # fast mode explains with the label probabilities
+    assert [e.startswith("expected score") for e in kwargs.extra["judge_explanation"]] == [True] * 4
     assert kwargs.metrics["judge/cache_hit_rate"] == 0.0 and kwargs.metrics["judge/none_rate"] == 0.0
     assert kwargs.metrics["judge/latency_ms_mean"] > 0.0
 
@@ -140,7 +189,83 @@ async def test_async_variant_scores_from_any_event_loop(fake_judge, tmp_path):
     finally:
         func.close()
     assert [round(r, 2) for r in rewards] == [1.0, 0.0]
-    assert kwargs.extra == {"judge_source": ["judge", "judge"]}
+    assert kwargs.extra["judge_source"] == ["judge", "judge"]
+
+
+def test_a_multi_turn_conversation_reaches_the_judge_whole(fake_judge, tmp_path):
+    """The system prompt and earlier turns go to the judge as the prompt; the completion is the new turn."""
+    completions = [
+        [{"role": "assistant", "content": "The answer is 4."}],
+        [{"role": "assistant", "content": "Rome"}],
+    ]
+    kwargs = TrlKwargs(answer=ANSWERS)
+    func = judge_reward_func(_config(fake_judge.url, tmp_path))
+    try:
+        rewards = func(prompts=DIALOGUES, completions=completions, **kwargs(completions))
+    finally:
+        func.close()
+    assert [round(r, 2) for r in rewards] == [1.0, 0.0]
+    assert sorted(fake_judge.judged_prompts) == sorted(TRANSCRIPTS)
+    assert fake_judge.last_body is not None
+    graded = [RESPONSE.search(c[-1]["content"]).group(1) for c in fake_judge.last_body["messages"]]
+    assert graded == ["The answer is 4.", "Rome"]
+
+
+def test_the_completions_table_gets_the_explanation_and_the_reason(fake_judge, tmp_path):
+    kwargs = TrlKwargs(answer=ANSWERS)
+    verdicts = judge_reward_func(_config(fake_judge.url, tmp_path, mode="verdict"))
+    try:
+        verdicts(PROMPTS, ["4", "Rome"], **kwargs(PROMPTS))
+    finally:
+        verdicts.close()
+    assert kwargs.extra == {
+        "judge_source": ["judge", "judge"],
+        "judge_explanation": ["fake judge", "fake judge"],  # the judge's own words
+        "judge_reason": [None, None],
+    }
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))
+    fallback = judge_reward_func(_config(fake_judge.url, tmp_path / "other", max_retries=0))
+    try:
+        fallback(PROMPTS, ["4", "Rome"], **kwargs(PROMPTS))
+    finally:
+        fallback.close()
+    assert kwargs.extra["judge_source"] == ["rule_fallback", "rule_fallback"]
+    reasons = kwargs.extra["judge_reason"]
+    assert all(isinstance(r, str) and r for r in reasons), reasons
+
+
+async def test_a_pickled_reward_function_carries_its_config_not_its_judge(fake_judge, tmp_path):
+    """AsyncGRPOTrainer pickles reward functions into its rollout worker: a copy builds its own judge."""
+    kwargs = TrlKwargs(answer=ANSWERS)
+    func = async_judge_reward_func(_config(fake_judge.url, tmp_path), answer_column="answer", name="judge")
+    original = func.reward_system  # in use: a loop thread, connections, an open cache
+    copy = pickle.loads(pickle.dumps(func))
+    try:
+        assert set(func.__getstate__()) == {"config", "answer_column", "answer_type_column", "name"}
+        assert copy.config == func.config and get_callable_name(copy) == "judge" and is_async_callable(copy)
+        assert copy.reward_system is not original
+        rewards = await copy(prompts=PROMPTS, completions=["4", "Rome"], **kwargs(PROMPTS))
+        assert [round(r, 2) for r in rewards] == [1.0, 0.0]
+    finally:
+        copy.close()
+        func.close()
+    copy.close()  # idempotent
+    with pytest.raises(JudgeError, match="closed"):
+        await func(prompts=PROMPTS, completions=["4", "Rome"], **kwargs(PROMPTS))
+    unused = pickle.loads(pickle.dumps(func))  # a closed function's copy is a fresh one
+    unused.close()  # never built a judge: nothing to close
+
+
+@pytest.mark.parametrize(("version", "refused"), [("1.13.0", True), ("1.14.0.dev0", True), ("1.14.0", False)])
+def test_the_async_function_refuses_a_trl_that_would_not_await_it(monkeypatch, tmp_path, version, refused):
+    monkeypatch.setattr(trl_integration.metadata, "version", lambda name: version)
+    config = _config("http://127.0.0.1:9", tmp_path)
+    judge_reward_func(config).close()  # the sync function works with any TRL 1.x
+    if refused:
+        with pytest.raises(JudgeConfigError, match=r"TRL .* without awaiting it.*trl>=1\.14"):
+            async_judge_reward_func(config)
+    else:
+        async_judge_reward_func(config).close()
 
 
 def test_failures_are_none_without_fallback_and_rule_rewards_with_it(fake_judge, tmp_path):
@@ -158,7 +283,7 @@ def test_failures_are_none_without_fallback_and_rule_rewards_with_it(fake_judge,
         lenient.close()
     assert masked == [None, None]
     assert graded == [1.0, 0.0]  # the rule reward: 4 matches, Rome is not Paris
-    assert kwargs.extra == {"judge_source": ["rule_fallback", "rule_fallback"]}
+    assert kwargs.extra["judge_source"] == ["rule_fallback", "rule_fallback"]
     assert kwargs.metrics["judge/fallback_rate"] == 1.0 and kwargs.metrics["judge/none_rate"] == 0.0
 
 
@@ -194,7 +319,8 @@ def test_the_shipped_config(fake_judge, monkeypatch, tmp_path):
 def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> tuple[Any, list[list[Any]]]:
     """Two GRPO steps of a tiny random Llama (SmolLM2's tokenizer) on 2 prompts x 2 generations.
 
-    Returns the trainer and the rewards our function returned at each step.
+    Returns the trainer and the rewards our function returned at each step; the completions
+    table of each step is in ``tmp_path/grpo/completions`` (``completions_table``).
     """
     import torch
     from datasets import Dataset
@@ -220,7 +346,7 @@ def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> 
     # "e" is in almost any 8 random tokens and "qqqqq" in none: the fake judge's rewards differ.
     dataset = Dataset.from_dict(
         {
-            "prompt": CONVERSATIONS if conversational else PROMPTS,
+            "prompt": DIALOGUES if conversational else PROMPTS,
             "answer": ["e", "qqqqq"],
             "answer_type": ["TEXT", "TEXT"],
         }
@@ -235,6 +361,7 @@ def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> 
         max_completion_length=8,
         max_steps=2,
         logging_steps=1,
+        log_completions=True,
         save_strategy="no",
         seed=0,
     )
@@ -260,6 +387,13 @@ def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> 
     return trainer, returned
 
 
+def completions_table(tmp_path: Path, step: int) -> Any:
+    """The completions table GRPOTrainer wrote at ``step`` (a pandas DataFrame)."""
+    import pandas as pd
+
+    return pd.read_parquet(tmp_path / "grpo" / "completions" / f"completions_{step:05d}.parquet")
+
+
 def step_logs(trainer: Any) -> list[dict[str, float]]:
     """The per-step entries of the trainer's log history (not the closing summary)."""
     return [entry for entry in trainer.state.log_history if "loss" in entry]
@@ -281,6 +415,12 @@ def test_grpo_trainer_logs_our_rewards(fake_judge, tmp_path, variant):
         assert log["judge/none_rate"] == 0.0 and "judge/cache_hit_rate" in log
     assert {round(r) for r in returned[0]} == {0, 1}  # the judge told completions apart
     assert fake_judge.counts["/v1/chat/completions/batch"] >= 1
+    table = completions_table(tmp_path, 2)
+    assert len(table) == 4 and list(table["judge_source"]) == ["judge"] * 4
+    assert all(e.startswith("expected score") for e in table["judge_explanation"])
+    assert table["judge_reason"].isna().all()
+    if variant != "sync":  # the system prompt and earlier turns reached the judge
+        assert set(fake_judge.judged_prompts) == set(TRANSCRIPTS)
 
 
 @pytest.mark.slow
@@ -296,3 +436,6 @@ def test_grpo_trainer_masks_judge_failures_when_fallback_is_off(fake_judge, tmp_
     # TRL logs a metric with no valid value (every reward None, so NaN) as None.
     assert [log[f"rewards/{DEFAULT_NAME}/mean"] for log in logs] == [None, None]
     assert all(log["judge/none_rate"] == 1.0 and log["loss"] == 0.0 for log in logs)
+    table = completions_table(tmp_path, 2)
+    assert list(table["judge_source"]) == ["error"] * 4
+    assert table["judge_reason"].notna().all() and (table["judge_reason"] != "").all()
