@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +33,7 @@ import torch
 from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.integrations.openrlhf_protocol import OpenRLHFRewards, reward_items, unavailable_message
+from adapter.integrations.process_rewards import ProcessRewards
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeError
 
@@ -44,36 +44,30 @@ logger = logging.getLogger(__name__)
 CONFIG_ENV = "JUDGE_REWARD_CONFIG"
 ANSWER_TYPE_ENV = "JUDGE_ANSWER_TYPE"
 
-_system: BaseJudgeReward | None = None
-# OpenRLHF calls reward_func from many executor threads at once: build the adapter once.
-_system_lock = threading.Lock()
+_systems = ProcessRewards()
 
 
 def get_reward_system() -> BaseJudgeReward:
     """The process's judge reward, created on first use from ``JUDGE_REWARD_CONFIG`` or the env."""
-    global _system
-    with _system_lock:
-        if _system is None:
-            source = os.environ.get(CONFIG_ENV) or None
-            config = RewardConfig.from_any(source)
-            # once per rollout actor: says which judge this process's rewards come from
-            logger.warning(
-                "OpenRLHF reward_func: judge %s from %s (rule fallback %s)",
-                config.judge_urls or config.judge_url,
-                source or f"the environment ({CONFIG_ENV} unset)",
-                "on" if config.fallback_to_rule else "off",
-            )
-            _system = create_judge_reward(config)
-        return _system
+    return _systems.get(None, _build_reward_system)
+
+
+def _build_reward_system() -> BaseJudgeReward:
+    source = os.environ.get(CONFIG_ENV) or None
+    config = RewardConfig.from_any(source)
+    # once per rollout actor: says which judge this process's rewards come from
+    logger.warning(
+        "OpenRLHF reward_func: judge %s from %s (rule fallback %s)",
+        config.judge_urls or config.judge_url,
+        source or f"the environment ({CONFIG_ENV} unset)",
+        "on" if config.fallback_to_rule else "off",
+    )
+    return create_judge_reward(config)
 
 
 def close_reward_system() -> None:
     """Close the process's judge reward; the next call builds a new one from the environment."""
-    global _system
-    with _system_lock:
-        system, _system = _system, None
-    if system is not None:
-        system.close()
+    _systems.close()
 
 
 def reward_func(

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
+from adapter.integrations.process_rewards import ProcessRewards
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
 
@@ -61,9 +61,7 @@ REWARD_KWARGS = ("config", "answer_type")
 # What verl's reward managers pass besides the reward kwargs: read, or knowingly left alone.
 _VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 
-_adapters: dict[str | None, BaseJudgeReward] = {}
-# verl's reward loop calls sync reward functions from executor threads: build each adapter once.
-_adapters_lock = threading.Lock()
+_adapters = ProcessRewards()
 _warned: set[str] = set()
 
 
@@ -76,11 +74,7 @@ def get_adapter(reward_router_address: str | None = None, config: str | None = N
             f"reward_kwargs.config must be the path of a reward YAML file, not {type(config).__name__}"
         )
     source = config or os.environ.get(CONFIG_ENV) or None
-    with _adapters_lock:
-        adapter = _adapters.get(source)
-        if adapter is None:
-            adapter = _adapters[source] = create_judge_reward(_reward_config(source, reward_router_address))
-        return adapter
+    return _adapters.get(source, lambda: create_judge_reward(_reward_config(source, reward_router_address)))
 
 
 def _reward_config(source: str | None, reward_router_address: str | None) -> RewardConfig:
@@ -94,11 +88,7 @@ def _reward_config(source: str | None, reward_router_address: str | None) -> Rew
 
 def close_adapter() -> None:
     """Close the shared judge rewards; the next call builds new ones."""
-    with _adapters_lock:
-        adapters = list(_adapters.values())
-        _adapters.clear()
-    for adapter in adapters:
-        adapter.close()
+    _adapters.close()
 
 
 def _warn_unknown(kwargs: Mapping[str, Any]) -> None:
