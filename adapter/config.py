@@ -98,6 +98,16 @@ class RewardConfig(JudgeClientConfig):
         description='this system\'s series on the endpoint: reward="<name>" (-2, -3... when taken)',
     )
     tracing: bool = Field(default=False, description="an OpenTelemetry span per judge call, when installed")
+    # The judgment log (adapter/judgment_log.py): at most max_bytes x (backups + 1) on disk.
+    judgment_log_path: Path | None = Field(
+        default=None, description="JSONL audit log of sampled rewards ({pid}: the process id); None = off"
+    )
+    judgment_log_sample_rate: float = Field(default=1.0, ge=0.0, le=1.0, description="1.0 logs every reward")
+    judgment_log_max_bytes: int = Field(default=50_000_000, ge=4096, le=1 << 40, description="per file")
+    judgment_log_backups: int = Field(default=5, ge=1, le=1000, description="rotated files kept")
+    judgment_log_max_chars: int = Field(
+        default=2000, ge=64, le=1_000_000, description="per logged text: head and tail kept"
+    )
     # What is judged.
     strategy: Literal["judge", "cascade"] = Field(
         default="judge", description="cascade: the rule reward decides where it is sure, the judge the rest"

@@ -50,8 +50,9 @@ class MultiJudge(BaseJudgeReward):
         if len(set(urls)) < len(urls):
             logger.warning("judge_urls lists the same server more than once. %s.", REPLICAS_HINT)
         self._same_model_checked = False
-        # The ensemble serves the metrics endpoint (if any); members would only repeat its port.
-        member = {"judge_urls": None, "prechecks": False, "metrics_port": None}
+        # The ensemble serves the metrics endpoint (if any) and logs its judgments (each member's
+        # score is in judge_scores); members would only repeat its port and its lines.
+        member = {"judge_urls": None, "prechecks": False, "metrics_port": None, "judgment_log_path": None}
         # Each member caches in its own folder: members serving the same model name would
         # otherwise answer from each other's verdicts, and the ensemble would not be one.
         self.judges = {

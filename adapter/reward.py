@@ -39,6 +39,7 @@ from adapter.fallback import RuleFallback
 from adapter.forking import reset_after_fork
 from adapter.graded import graded_request
 from adapter.inputs import InvalidInput, RewardItem, build_request, request_from_item
+from adapter.judgment_log import JudgmentLog
 from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
 from adapter.metrics_endpoint import serve_metrics
@@ -87,6 +88,7 @@ class BaseJudgeReward:
         self._start_lock: asyncio.Lock | None = None
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[Any]] = set()
+        self.judgment_log = JudgmentLog(self.config, self._known_model)
         reset_after_fork(self)
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 
@@ -152,6 +154,7 @@ class BaseJudgeReward:
             coarse_fast_verdicts=client.coarse_fast_verdicts if client else 0,
             mode=self.config.mode,
             profile=self.config.profile,
+            judgment_log=self.judgment_log.snapshot(),
         )
         if isinstance(client, ReplicaPool):
             snapshot.update(client.snapshot())
@@ -165,6 +168,7 @@ class BaseJudgeReward:
             self._cache.close()
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.close()
+        self.judgment_log.close()
 
     def __enter__(self) -> BaseJudgeReward:
         return self
@@ -380,13 +384,15 @@ class BaseJudgeReward:
     def _invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
         self.metrics.record("rule", 0.0, "invalid_input", 0.0, None)
-        return RewardResult(
+        result = RewardResult(
             reward=0.0,
             source="rule",
             request_id=invalid.request_id,
             reason="invalid_input",
             explanation=f"invalid input, reward 0: {invalid.problem}",
         )
+        self.judgment_log.record(result, None)
+        return result
 
     def _from_verdict(
         self, request: JudgeRequest, started: float, verdict: Verdict, source: Source
@@ -402,6 +408,7 @@ class BaseJudgeReward:
             confidence=verdict.confidence,
             judge_scores=verdict.judge_scores,
             label=verdict.label,
+            score=verdict.score,
         )
 
     def _finish(
@@ -411,11 +418,12 @@ class BaseJudgeReward:
         reward: float | None,
         source: Source,
         explanation: str,
+        score: float | None = None,
         **extra: Any,
     ) -> RewardResult:
         latency_ms = (time.monotonic() - started) * 1000
         self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
-        return RewardResult(
+        result = RewardResult(
             reward=reward,
             source=source,
             request_id=request.request_id,
@@ -423,6 +431,8 @@ class BaseJudgeReward:
             latency_ms=latency_ms,
             **extra,
         )
+        self.judgment_log.record(result, request, score)
+        return result
 
 
 class JudgeRewardSystem(BaseJudgeReward):

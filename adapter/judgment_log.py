@@ -1,0 +1,195 @@
+"""The judgment log: an opt-in, sampled JSONL audit log of finished rewards.
+
+Set ``judgment_log_path`` in the reward config (``{pid}`` in it becomes the process id, for
+trainers that reward in several processes). Each sampled reward becomes one JSON line
+(``judgment_line``): time, request id, answer_type, profile, mode, model, source, reward,
+the judge's score, label, confidence and explanation, reason, latency, and the inputs, each
+text cut to ``judgment_log_max_chars`` (``cut_text``: head and tail kept, a marker between).
+Nothing else: no metadata, no error text, no config, no header; the API key's value is
+replaced by ``***`` should it ever appear in a line.
+
+Sampling is a pure function of the request id (``sampled``): a reward is logged when a hash
+of its id falls below ``judgment_log_sample_rate``, so the same request is in or out in every
+process and every run, and a trainer's own request ids pick the same sample each time.
+
+The reward's thread only samples and puts the finished result on a bounded queue; a full
+queue drops the line (counted). A writer thread serialises the lines and appends them in
+batches to the file, which is rotated at ``judgment_log_max_bytes`` with
+``judgment_log_backups`` older files kept (``path.1`` the newest), so the log never holds
+much more than ``max_bytes x (backups + 1)``. A failed write (full disk, unwritable path)
+loses its lines, counted as errors, with a warning when writing starts failing and when it
+works again: rewards never see it. Reward systems in one process that name the same file
+share its writer (and its counts); ``close()`` writes what is queued, then closes the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from adapter.config import RewardConfig
+from adapter.forking import reset_after_fork
+from adapter.judgment_writer import JudgmentWriter, LineSink, RotatingLines, open_writer, release_writer
+from adapter.result import RewardResult
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = ["JudgmentEntry", "JudgmentLog", "cut_text", "judgment_line", "sampled"]
+
+QUEUE_SIZE = 10_000
+# A key this short could match ordinary text; real API keys are far longer.
+MIN_SCRUBBED_KEY_CHARS = 8
+_HASH_SPACE = float(1 << 64)
+
+
+def sampled(request_id: str, rate: float) -> bool:
+    """Whether the reward for ``request_id`` is logged at ``rate`` (a pure function of both)."""
+    if rate >= 1.0:
+        return True
+    if rate <= 0.0:
+        return False
+    digest = hashlib.blake2b(request_id.encode("utf-8", "replace"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / _HASH_SPACE < rate
+
+
+def cut_text(text: str, max_chars: int) -> str:
+    """``text`` if it fits in ``max_chars``; else its head and tail around a marker saying how
+    many characters were cut (the result is ``max_chars`` plus the marker long)."""
+    if len(text) <= max_chars:
+        return text
+    head = max_chars // 2
+    tail = max_chars - head
+    return f"{text[:head]} [... {len(text) - max_chars} chars cut ...] {text[len(text) - tail :]}"
+
+
+@dataclass(frozen=True)
+class JudgmentEntry:
+    """A sampled reward as queued by the reward's thread (serialised by the writer)."""
+
+    unix_time: float
+    result: RewardResult
+    request: JudgeRequest | None
+    model: str | None
+    score: float | None
+
+
+def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int) -> dict[str, Any]:
+    """The JSON object logged for one reward (see docs/eval.md for an example)."""
+    result, request = entry.result, entry.request
+
+    def text(value: str | None) -> str | None:
+        return None if value is None else cut_text(value, max_chars)
+
+    return {
+        "time": datetime.datetime.fromtimestamp(entry.unix_time, datetime.timezone.utc).isoformat(),
+        "request_id": result.request_id,
+        "answer_type": request.answer_type if request else None,
+        "profile": profile,
+        "mode": mode,
+        "model": entry.model,
+        "source": result.source,
+        "reward": result.reward,
+        "score": entry.score,
+        "label": result.label,
+        "confidence": result.confidence,
+        "explanation": text(result.explanation),
+        "reason": result.reason,
+        "latency_ms": round(result.latency_ms, 3),
+        "detailed_scores": result.detailed_scores,
+        "judge_scores": result.judge_scores,
+        "prompt": text(request.prompt if request else None),
+        "completion": text(request.completion if request else None),
+        "answer": text(request.answer if request else None),
+        "final_answer": text(request.final_answer if request else None),
+    }
+
+
+class JudgmentLog:
+    """A reward system's judgment log; inert when ``judgment_log_path`` is unset or the rate is 0.
+
+    ``model`` is asked for the judge's model name when a line is queued. ``sink`` (tests,
+    benchmarks) replaces the rotating file for a path; ``queue_size`` bounds the lines waiting.
+    """
+
+    def __init__(
+        self,
+        config: RewardConfig,
+        model: Callable[[], str | None],
+        sink: Callable[[Path], LineSink] | None = None,
+        queue_size: int | None = None,
+    ) -> None:
+        self.path_template = config.judgment_log_path
+        self.rate = config.judgment_log_sample_rate
+        self._enabled = self.path_template is not None and self.rate > 0.0
+        self._model = model
+        self._profile, self._mode = config.profile, config.mode
+        self._max_chars = config.judgment_log_max_chars
+        self._max_bytes, backups = config.judgment_log_max_bytes, config.judgment_log_backups
+        self._sink = sink or (lambda path: RotatingLines(path, self._max_bytes, backups))
+        self._queue_size = queue_size or QUEUE_SIZE
+        key = config.api_key.get_secret_value() if config.api_key is not None else ""
+        # The key as it would appear inside a JSON string.
+        self._secret = json.dumps(key)[1:-1] if len(key) >= MIN_SCRUBBED_KEY_CHARS else None
+        self._writer: JudgmentWriter | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        reset_after_fork(self)
+
+    def _after_fork_in_child(self) -> None:
+        self._writer = None
+        self._lock = threading.Lock()
+
+    def record(self, result: RewardResult, request: JudgeRequest | None, score: float | None = None) -> None:
+        """Queue ``result`` for the log if it is sampled (``score``: the judge's, uncalibrated)."""
+        if not self._enabled or not sampled(result.request_id, self.rate):
+            return
+        writer = self._writer or self._open()
+        if writer is not None:
+            entry = JudgmentEntry(time.time(), result, request, self._model(), score)
+            writer.put(functools.partial(self._render, entry))
+
+    def _render(self, entry: JudgmentEntry) -> str:
+        """The entry's JSON line (on the writer thread)."""
+        line = json.dumps(judgment_line(entry, self._profile, self._mode, self._max_chars))
+        return line.replace(self._secret, "***") if self._secret else line
+
+    def _open(self) -> JudgmentWriter | None:
+        with self._lock:
+            if self._writer is None and self._enabled and self.path_template is not None:
+                path = Path(str(self.path_template).replace("{pid}", str(os.getpid())))
+                path = path.expanduser().absolute()
+                self._writer = open_writer(path, self._sink, self._queue_size, self._max_bytes)
+            return self._writer
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """Counts for ``get_metrics()`` (per file): lines logged, dropped (queue full), lost to
+        write errors, and queued; None when the log is off."""
+        if self.path_template is None:
+            return None
+        writer = self._writer
+        return {
+            "path": str(writer.path if writer else self.path_template),
+            "sample_rate": self.rate,
+            "logged": writer.logged if writer else 0,
+            "dropped": writer.dropped if writer else 0,
+            "errors": writer.errors if writer else 0,
+            "queued": writer.queued if writer else 0,
+        }
+
+    def close(self) -> None:
+        """Stop logging; the last log on a file writes what is queued and closes it. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed, self._enabled = True, False
+            writer = self._writer
+        if writer is not None:
+            release_writer(writer)
