@@ -2,11 +2,15 @@
 
 judge-eval --data FILE.jsonl --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
            [--label-field label] [--strict] [--profiles a,b,c] [--strategies judge,cascade]
+judge-eval --from-log judgments.jsonl [judgments.jsonl.1 ...] --out DIR [--top N]
+           [--high-reward 0.9] [--bucket-minutes M]
 
 Writes DIR/scores.jsonl, DIR/report.md, DIR/report.html, DIR/reward_hist.png and
 DIR/agreement.png, and prints a summary table. With --profiles and/or --strategies it scores
 the rows once per variant and writes DIR/compare.md (``eval.compare``) and each variant's
-scores under DIR/<profile>-<strategy>/. Exit codes: 0 done, 2 bad input or config.
+scores under DIR/<profile>-<strategy>/. With --from-log it reads judgment logs written in
+training (``judgment_log_path``) and writes DIR/log_report.md, .html and .json
+(``eval.from_log``, ``eval.log_report``). Exit codes: 0 done, 2 bad input or config.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from rich.table import Table
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
 from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
 from eval.dataset import LoadedRows, MalformedInputError, load_rows
+from eval.from_log import read_logs
+from eval.log_report import LOG_REPORT_MD, write_log_report
 from eval.metrics import EvalSummary, summarize
 from eval.plots import AGREEMENT_PNG, REWARD_HIST_PNG, plot_agreement, plot_reward_hist
 from eval.report import RunInfo, build_report, fmt, to_html, to_markdown
@@ -52,7 +58,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="judge-eval",
         description="Compare the rule reward and the judge on labelled JSONL rows.",
     )
-    parser.add_argument("--data", type=Path, required=True, help="JSONL: prompt, completion, answer, ...")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", type=Path, help="JSONL: prompt, completion, answer, ...")
+    source.add_argument(
+        "--from-log", type=Path, nargs="+", metavar="LOG", help="report on judgment logs (judgment_log_path)"
+    )
     parser.add_argument("--config", type=Path, help="reward YAML (default: built-in defaults)")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--rule-only", action="store_true", help="score with the rule reward only")
@@ -62,7 +72,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunk-size", type=_positive_int, default=DEFAULT_CHUNK_SIZE, help="rows per reward_batch"
     )
-    parser.add_argument("--top", type=_positive_int, default=10, help="disagreements shown in the report")
+    parser.add_argument(
+        "--top", type=_positive_int, default=10, help="disagreements (--from-log: watched completions) shown"
+    )
+    parser.add_argument(
+        "--high-reward", type=_unit_float, default=0.9, help="--from-log: the watch list's reward threshold"
+    )
+    parser.add_argument(
+        "--bucket-minutes", type=_positive_int, help="--from-log: time bucket (default: automatic)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--profiles", type=_names, help="compare judge profiles, e.g. rubric,binary,compassverifier"
@@ -70,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--strategies", type=_names, help="compare strategies: judge,cascade")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
+
+
+def _unit_float(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
 
 
 def _names(text: str) -> list[str]:
@@ -183,6 +208,33 @@ def _compare(
     return 0
 
 
+def _from_log(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Read judgment logs and write DIR/log_report.{md,html,json}."""
+    try:
+        summary = read_logs(args.from_log, args.top, args.high_reward, args.bucket_minutes)
+    except OSError as error:
+        err.print(f"error: cannot read {error.filename}: {error.strerror}", markup=False, highlight=False)
+        return 2
+    for problem in summary.problems[:SHOWN_PROBLEMS]:
+        err.print(
+            f"skipping {problem.file} line {problem.line}: {problem.message}", markup=False, highlight=False
+        )
+    if summary.bad_lines > SHOWN_PROBLEMS:
+        err.print(f"... and {summary.bad_lines - SHOWN_PROBLEMS} more bad lines")
+    if not summary.judgments:
+        err.print("error: no judgments in " + ", ".join(summary.files), markup=False, highlight=False)
+        return 2
+    write_log_report(args.out, summary)
+    out.print(
+        f"{summary.judgments} judgments ({summary.bad_lines} lines skipped), sources: "
+        + ", ".join(f"{name} {n}" for name, n in summary.sources.items())
+        + f"; {len(summary.watch_list)} repeated high-reward completions; report: {args.out / LOG_REPORT_MD}",
+        markup=False,
+        highlight=False,
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``judge-eval`` command."""
     args = _parser().parse_args(argv)
@@ -190,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     out, err = Console(), Console(stderr=True)
+    if args.from_log:
+        return _from_log(args, out, err)
     try:
         config = RewardConfig.from_any(args.config) if args.config else RewardConfig()
         loaded = load_rows(args.data, args.label_field, args.limit, args.strict)

@@ -5,7 +5,8 @@ import importlib.metadata
 
 import pytest
 
-MODULES = ["eval.dataset", "eval.scoring", "eval.metrics", "eval.report", "eval.plots", "eval.cli"]
+MODULES = ["eval.dataset", "eval.scoring", "eval.metrics", "eval.report", "eval.plots", "eval.cli", "eval.from_log",
+           "eval.log_report"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", MODULES)
