@@ -18,7 +18,6 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ import httpx
 
 from adapter import JudgeRewardSystem
 from eval import bench_replicas
-from eval.soak import _rss_mb
+from eval.bench_overhead import overhead, overhead_section
 from judge_prompts import render_prompt
 from judge_vllm import launcher
 from judge_vllm.contract import SCALE_LABELS, verdict_schema
@@ -193,72 +192,6 @@ def _offline_rates(llm: Any, items: list[dict[str, str]], repeats: int) -> dict[
     return rates
 
 
-# -- (c) and (e): client overhead against a zero-work server ---------------------------------------
-
-
-def overhead(n: int, memory_requests: int) -> dict[str, float]:
-    """Adapter throughput and added latency against a loopback fake in another process."""
-    port = 18899
-    server = subprocess.Popen([sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(port)],
-                              stdout=subprocess.DEVNULL)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        launcher.wait_healthy(url, 30)
-        config = {"judge_url": url, "cache_dir": tempfile.mkdtemp(prefix="bench-"), "max_batch_size": 64,
-                  "batch_timeout": 0.002}  # fmt: skip
-        items = [
-            {"prompt": f"q{i}", "completion": f"The answer is {i}.", "answer": str(i % 7)} for i in range(n)
-        ]
-        with JudgeRewardSystem(config) as rs:
-            rs.reward_batch(items[:100])
-            started = time.perf_counter()
-            rs.reward_batch(items[100:])
-            miss_rate = (n - 100) / (time.perf_counter() - started)
-            started = time.perf_counter()
-            rs.reward_batch(items[100:])
-            hit_batch_rate = (n - 100) / (time.perf_counter() - started)
-            hit_lat = _latencies(lambda i: rs.reward(**items[100 + i % (n - 100)]), 2000)
-        with JudgeRewardSystem({**config, "use_cache": False, "batch_timeout": 0.0}) as rs:
-            adapter_lat = _latencies(lambda i: rs.reward(**items[i % n]), 1000)
-        with httpx.Client(base_url=url) as raw:
-            body = {"model": "fake-judge", "messages": [{"role": "user", "content": "x"}]}
-            raw_lat = _latencies(lambda i: raw.post("/v1/chat/completions", json=body), 1000)
-        with JudgeRewardSystem({**config, "use_cache": False}) as rs:
-            rs.reward_batch(items[:1000])
-            before = _rss_mb()
-            for start in range(0, memory_requests, 5000):
-                rs.reward_batch([{**items[0], "prompt": f"m{start + j}"} for j in range(5000)])
-            rss_growth = _rss_mb() - before
-    finally:
-        server.terminate()
-        server.wait()
-    return {
-        "miss_rate": miss_rate,
-        "hit_batch_rate": hit_batch_rate,
-        "hit_p50_us": statistics.median(hit_lat) * 1e6,
-        "hit_p99_us": _pct(hit_lat, 99) * 1e6,
-        "added_p50_ms": (statistics.median(adapter_lat) - statistics.median(raw_lat)) * 1e3,
-        "added_p99_ms": (_pct(adapter_lat, 99) - _pct(raw_lat, 99)) * 1e3,
-        "raw_p50_ms": statistics.median(raw_lat) * 1e3,
-        "rss_growth_mb": rss_growth,
-        "memory_requests": memory_requests,
-    }
-
-
-def _latencies(call: Callable[[int], Any], n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        started = time.perf_counter()
-        call(i)
-        out.append(time.perf_counter() - started)
-    return out
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
-
-
 # -- (f): CPU server settings ---------------------------------------------------------------------
 
 TUNINGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
@@ -391,24 +324,7 @@ def run(args: argparse.Namespace) -> str:
                 f"| {mode} | {_spread(adapter[mode])} | {_spread(offline[mode])} | **{ratio:.2f}x** | >= 0.8x |"
             )
         lines.append("")
-    o = overhead(args.overhead_items, args.memory_requests)
-    lines += [
-        "## (c) Client overhead against a zero-work loopback server (separate process)",
-        "",
-        "| measure | value | target |",
-        "|---|---|---|",
-        f"| `reward_batch` judgments/s, cache miss (judge path) | {o['miss_rate']:.0f} | >= 2,000 |",
-        f"| `reward_batch` judgments/s, cache hit | {o['hit_batch_rate']:.0f} | |",
-        f"| sync `.reward()` cache hit p50 / p99 | {o['hit_p50_us']:.0f} / {o['hit_p99_us']:.0f} µs | p50 < 200 µs |",
-        f"| latency added by the adapter to one sync call, p50 / p99 | {o['added_p50_ms']:.2f} / {o['added_p99_ms']:.2f} ms"
-        f" (raw HTTP p50 {o['raw_p50_ms']:.2f} ms) | |",
-        "",
-        "## (e) Memory",
-        "",
-        f"Adapter RSS growth after {o['memory_requests']:,} requests against the loopback server: "
-        f"{o['rss_growth_mb']:.1f} MB (target < 100 MB)",
-        "",
-    ]
+    lines += overhead_section(overhead(args.overhead_items, args.memory_requests))
     if args.tune:
         lines += [
             "## (f) CPU server settings (each a fresh server; start-up includes cached torch.compile)",
