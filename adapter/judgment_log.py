@@ -25,20 +25,19 @@ share its writer (and its counts); ``close()`` writes what is queued, then close
 from __future__ import annotations
 
 import datetime
-import functools
 import hashlib
-import json
 import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import pydantic_core
 
 from adapter.config import RewardConfig
 from adapter.forking import reset_after_fork
-from adapter.judgment_writer import JudgmentWriter, LineSink, RotatingLines, open_writer, release_writer
+from adapter.judgment_writer import JudgmentWriter, LineSink, RotatingFile, open_writer, release_writer
 from adapter.result import RewardResult
 from judge_vllm.schemas import JudgeRequest
 
@@ -70,9 +69,9 @@ def cut_text(text: str, max_chars: int) -> str:
     return f"{text[:head]} [... {len(text) - max_chars} chars cut ...] {text[len(text) - tail :]}"
 
 
-@dataclass(frozen=True)
-class JudgmentEntry:
-    """A sampled reward as queued by the reward's thread (serialised by the writer)."""
+class JudgmentEntry(NamedTuple):
+    """A sampled reward as queued by the reward's thread (serialised by the writer); a tuple,
+    because building it is on the reward's path."""
 
     unix_time: float
     result: RewardResult
@@ -82,14 +81,15 @@ class JudgmentEntry:
 
 
 def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int) -> dict[str, Any]:
-    """The JSON object logged for one reward (see docs/eval.md for an example)."""
+    """The object logged for one reward, as ``pydantic_core.to_json`` takes it (the time is a
+    UTC datetime); docs/eval.md shows a line."""
     result, request = entry.result, entry.request
 
     def text(value: str | None) -> str | None:
         return None if value is None else cut_text(value, max_chars)
 
     return {
-        "time": datetime.datetime.fromtimestamp(entry.unix_time, datetime.timezone.utc).isoformat(),
+        "time": datetime.datetime.fromtimestamp(entry.unix_time, datetime.timezone.utc),
         "request_id": result.request_id,
         "answer_type": request.answer_type if request else None,
         "profile": profile,
@@ -133,11 +133,11 @@ class JudgmentLog:
         self._profile, self._mode = config.profile, config.mode
         self._max_chars = config.judgment_log_max_chars
         self._max_bytes, backups = config.judgment_log_max_bytes, config.judgment_log_backups
-        self._sink = sink or (lambda path: RotatingLines(path, self._max_bytes, backups))
+        self._sink = sink or (lambda path: RotatingFile(path, self._max_bytes, backups))
         self._queue_size = queue_size or QUEUE_SIZE
         key = config.api_key.get_secret_value() if config.api_key is not None else ""
         # The key as it would appear inside a JSON string.
-        self._secret = json.dumps(key)[1:-1] if len(key) >= MIN_SCRUBBED_KEY_CHARS else None
+        self._secret = pydantic_core.to_json(key)[1:-1] if len(key) >= MIN_SCRUBBED_KEY_CHARS else None
         self._writer: JudgmentWriter | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -153,13 +153,12 @@ class JudgmentLog:
             return
         writer = self._writer or self._open()
         if writer is not None:
-            entry = JudgmentEntry(time.time(), result, request, self._model(), score)
-            writer.put(functools.partial(self._render, entry))
+            writer.put(self._render, JudgmentEntry(time.time(), result, request, self._model(), score))
 
-    def _render(self, entry: JudgmentEntry) -> str:
-        """The entry's JSON line (on the writer thread)."""
-        line = json.dumps(judgment_line(entry, self._profile, self._mode, self._max_chars))
-        return line.replace(self._secret, "***") if self._secret else line
+    def _render(self, entry: JudgmentEntry) -> bytes:
+        """The entry's JSON line, UTF-8 (on the writer thread)."""
+        line = pydantic_core.to_json(judgment_line(entry, self._profile, self._mode, self._max_chars))
+        return line.replace(self._secret, b"***") if self._secret else line
 
     def _open(self) -> JudgmentWriter | None:
         with self._lock:

@@ -1,46 +1,46 @@
 """The judgment log's file writer: a bounded queue, one writer thread, a rotating file.
 
-The caller's thread only puts a line's renderer on the queue (``JudgmentWriter.put``, never
-blocking: a full queue drops the line and counts it). The writer thread renders the lines,
-groups them into chunks of at most ``max_bytes`` (``line_chunks``) and appends each chunk to
-the file (``RotatingLines``, the stdlib's rotating handler), which rotates between chunks:
-no file passes ``max_bytes`` unless a single line does. A failed write loses its chunk,
+The caller's thread only appends a line's renderer to the queue (``JudgmentWriter.put``, never
+blocking: a full queue drops the line and counts it). The writer thread, every
+``FLUSH_INTERVAL_S`` and at close, renders the lines, groups them into chunks of at most
+``max_bytes`` (``line_chunks``) and appends each chunk to the file (``RotatingFile``), which
+rotates between chunks: no file passes ``max_bytes`` unless a single line does. A failed write loses its chunk,
 counted as errors, with a warning when writing starts failing and one when it works again.
 
 Logs in one process that name the same file share its writer (``open_writer`` /
-``release_writer``, reference-counted): two rotating handlers on one file would rotate it
+``release_writer``, reference-counted): two rotating writers on one file would rotate it
 under each other. A forked child starts with no writers and opens its own.
 """
 
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
-import queue
-import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
-__all__ = ["JudgmentWriter", "LineSink", "RotatingLines", "line_chunks", "open_writer", "release_writer"]
+__all__ = ["JudgmentWriter", "LineSink", "RotatingFile", "line_chunks", "open_writer", "release_writer"]
 
 logger = logging.getLogger("JudgeReward")
 
-# Lines taken off the queue at once, to amortise the write.
-BATCH_LINES = 256
+# Lines rendered and written at once (in chunks of at most max_bytes).
+BATCH_LINES = 1024
+# How often the writer takes the queued lines: the log is at most this far behind.
+FLUSH_INTERVAL_S = 0.1
 CLOSE_TIMEOUT_S = 10.0
 
 
-def line_chunks(lines: Sequence[str], max_chars: int) -> list[list[str]]:
-    """``lines`` in order, grouped so that each group with its newlines fits in ``max_chars``
+def line_chunks(lines: Sequence[bytes], max_bytes: int) -> list[list[bytes]]:
+    """``lines`` in order, grouped so that each group with its newlines fits in ``max_bytes``
     (a longer line is a group of its own)."""
-    chunks: list[list[str]] = []
-    size = max_chars + 1
+    chunks: list[list[bytes]] = []
+    size = max_bytes + 1
     for line in lines:
-        if size + len(line) + 1 > max_chars:
+        if size + len(line) + 1 > max_bytes:
             chunks.append([])
             size = 0
         chunks[-1].append(line)
@@ -49,56 +49,69 @@ def line_chunks(lines: Sequence[str], max_chars: int) -> list[list[str]]:
 
 
 class LineSink(Protocol):
-    """Where the writer thread puts lines (``write`` gets them joined by newlines, without the
-    last one) and raises ``OSError`` when it cannot."""
+    """Where the writer thread puts whole lines (newlines included); ``write`` raises
+    ``OSError`` when it cannot."""
 
-    def write(self, text: str) -> None: ...
+    def write(self, data: bytes) -> None: ...
 
     def close(self) -> None: ...
 
 
-class RotatingLines(logging.handlers.RotatingFileHandler):
-    """The stdlib's rotating file, fed one chunk of lines per record.
-
-    It opens on the first write (creating the folder), rolls over before a chunk that would
-    pass ``max_bytes``, and raises the write's error instead of printing it. The lines are
-    ASCII JSON, so the stdlib's character count is the byte count.
-    """
+class RotatingFile:
+    """Appends to ``path``; before a write that would take it past ``max_bytes`` it rotates:
+    ``path.<backups>`` is deleted, ``path.<i>`` becomes ``path.<i+1>``, ``path`` becomes
+    ``path.1`` (the stdlib's ``RotatingFileHandler`` scheme, in bytes rather than characters,
+    and never rotating an empty file). The folder is created on the first write."""
 
     def __init__(self, path: Path, max_bytes: int, backups: int) -> None:
-        super().__init__(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8", delay=True)
-        self._failure: BaseException | None = None
+        self.path = path
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self._file: BinaryIO | None = None
 
-    def _open(self) -> Any:
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
-        return super()._open()
+    def write(self, data: bytes) -> None:
+        """Append ``data`` and flush; on failure the file is closed (the next write reopens it
+        rather than flush a half-written buffer later) and the error raised."""
+        try:
+            file = self._file or self._open()
+            size = file.tell()
+            if size and size + len(data) > self.max_bytes:
+                self._rotate()
+                file = self._open()
+            file.write(data)
+            file.flush()
+        except (OSError, ValueError):
+            self.close()
+            raise
 
-    def shouldRollover(self, record: logging.LogRecord) -> bool:
-        """As the stdlib's, but never for an empty file (Python 3.11 rolls one over when the
-        record alone reaches max_bytes, pushing a real backup out for nothing)."""
-        rolls = bool(super().shouldRollover(record))
-        return rolls and self.stream is not None and self.stream.tell() > 0
+    def _open(self) -> BinaryIO:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("ab")
+        return self._file
 
-    def handleError(self, record: logging.LogRecord) -> None:
-        """Keep the error for ``write`` and drop the stream: the next write reopens the file
-        rather than flush a half-written buffer later."""
-        self._failure = sys.exc_info()[1]
-        if self.stream is not None:
+    def _rotate(self) -> None:
+        self.close()
+        backup = [self.path.with_name(f"{self.path.name}.{i}") for i in range(self.backups + 1)]
+        for i in range(self.backups - 1, 0, -1):
+            if backup[i].exists():
+                os.replace(backup[i], backup[i + 1])
+        os.replace(self.path, backup[1])
+
+    def close(self) -> None:
+        """Close the file (a later write reopens it)."""
+        file, self._file = self._file, None
+        if file is not None:
             with suppress(OSError, ValueError):
-                self.stream.close()
-            self.stream = None
-
-    def write(self, text: str) -> None:
-        """Append ``text`` and a newline, and flush; raise on failure."""
-        self._failure = None
-        self.handle(logging.makeLogRecord({"msg": text}))
-        failure, self._failure = self._failure, None
-        if failure is not None:
-            raise failure
+                file.close()
 
 
 class JudgmentWriter:
-    """One file's queue and writer thread; ``logged``, ``dropped`` and ``errors`` count lines."""
+    """One file's queue and writer thread; ``logged``, ``dropped`` and ``errors`` count lines.
+
+    The queue is a deque the writer drains every ``FLUSH_INTERVAL_S``: putting a line takes
+    no lock and wakes no thread, so the rewards' threads pay an append, and the file gets a
+    few large writes a second instead of one per line.
+    """
 
     def __init__(self, path: Path, sink: LineSink, queue_size: int, chunk_chars: int) -> None:
         self.path = path
@@ -108,42 +121,43 @@ class JudgmentWriter:
         self._users = 0
         self._sink = sink
         self._chunk_chars = chunk_chars
-        self._queue: queue.Queue[Callable[[], str] | None] = queue.Queue(queue_size)
+        self._max_queued = queue_size
+        self._queue: deque[tuple[Callable[[Any], bytes], Any]] = deque()
         self._lock = threading.Lock()
+        self._stop = threading.Event()
         self._dropping = False
         self._failing = False
         self._render_failed = False
         self._thread = threading.Thread(target=self._run, name="judgment-log", daemon=True)
         self._thread.start()
 
-    def put(self, render: Callable[[], str]) -> None:
-        """Queue a line (``render`` makes it on the writer thread); drop and count it when the
-        writer is behind. Never blocks."""
-        try:
-            self._queue.put_nowait(render)
-        except queue.Full:
-            with self._lock:
-                self.dropped += 1
-                starts, self._dropping = not self._dropping, True
-            if starts:
-                logger.warning(
-                    "judgment log %s: the writer is behind (slow disk?); lines are dropped and "
-                    "counted in get_metrics()['judgment_log']['dropped'] until it catches up",
-                    self.path,
-                )
+    def put(self, render: Callable[[Any], bytes], item: Any) -> None:
+        """Queue a line (``render(item)`` makes it on the writer thread); drop and count it when
+        the writer is behind. Never blocks."""
+        # Several threads may pass the check at once: the bound can be passed by a few lines.
+        if len(self._queue) < self._max_queued:
+            self._queue.append((render, item))
+            if self._dropping:
+                self._dropping = False
             return
-        if self._dropping:
-            self._dropping = False
+        with self._lock:
+            self.dropped += 1
+            starts, self._dropping = not self._dropping, True
+        if starts:
+            logger.warning(
+                "judgment log %s: the writer is behind (slow disk?); lines are dropped and "
+                "counted in get_metrics()['judgment_log']['dropped'] until it catches up",
+                self.path,
+            )
 
     @property
     def queued(self) -> int:
         """Lines waiting for the writer."""
-        return self._queue.qsize()
+        return len(self._queue)
 
     def close(self) -> None:
         """Write what is queued, then close the file (bounded: a hung disk is left behind)."""
-        with suppress(queue.Full):
-            self._queue.put(None, timeout=CLOSE_TIMEOUT_S)
+        self._stop.set()
         self._thread.join(CLOSE_TIMEOUT_S)
         if self._thread.is_alive():
             logger.warning(
@@ -154,24 +168,25 @@ class JudgmentWriter:
             )
 
     def _run(self) -> None:
-        stop = False
-        while not stop:
-            batch = [self._queue.get()]
-            while len(batch) < BATCH_LINES:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stop = None in batch
-            lines = [line for line in map(self._render, filter(None, batch)) if line is not None]
-            for chunk in line_chunks(lines, self._chunk_chars):
-                self._write(chunk)
+        while not self._stop.wait(FLUSH_INTERVAL_S):
+            self._drain()
+        self._drain()
         with suppress(OSError, ValueError):
             self._sink.close()
 
-    def _render(self, render: Callable[[], str]) -> str | None:
+    def _drain(self) -> None:
+        """Write every queued line (only this thread takes lines off the queue)."""
+        while self._queue:
+            batch = [self._queue.popleft() for _ in range(min(BATCH_LINES, len(self._queue)))]
+            lines = [
+                line for line in (self._render(render, item) for render, item in batch) if line is not None
+            ]
+            for chunk in line_chunks(lines, self._chunk_chars):
+                self._write(chunk)
+
+    def _render(self, render: Callable[[Any], bytes], item: Any) -> bytes | None:
         try:
-            return render()
+            return render(item)
         except Exception:  # a writer thread that died would drop every later line: lose this one
             with self._lock:
                 self.errors += 1
@@ -180,9 +195,9 @@ class JudgmentWriter:
                 logger.exception("judgment log %s: a line could not be made (counted in errors)", self.path)
             return None
 
-    def _write(self, lines: list[str]) -> None:
+    def _write(self, lines: list[bytes]) -> None:
         try:
-            self._sink.write("\n".join(lines))
+            self._sink.write(b"\n".join(lines) + b"\n")
         except (OSError, ValueError) as err:
             with self._lock:
                 self.errors += len(lines)

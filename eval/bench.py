@@ -5,7 +5,8 @@
 (b) adapter + HTTP vs vLLM's offline engine (``LLM.chat``, one call: the engine's ceiling);
 (c) client overhead against a zero-work loopback server (separate process);
 (d) vLLM prefix-cache hit rate during (a);
-(e) adapter RSS growth over many requests.
+(e) adapter RSS growth over many requests;
+(j) with ``--judgment-log``: (c) with and without a judgment log at rate 1.0.
 Results go to ``docs/BENCHMARKS.md``. This machine is noisy: compare ratios, not seconds.
 """
 
@@ -28,7 +29,7 @@ from typing import Any, Literal
 import httpx
 
 from adapter import JudgeRewardSystem
-from eval import bench_replicas
+from eval import bench_judgment_log, bench_replicas
 from eval.bench_overhead import overhead, overhead_section
 from judge_prompts import render_prompt
 from judge_vllm import launcher
@@ -359,9 +360,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--real-replicas", help="with --replicas, (i) too: two running vLLM servers, comma-separated URLs"
     )
+    parser.add_argument("--judgment-log", action="store_true", help="only (j): (c) with and without the log")
     args = parser.parse_args(argv)
     if args.replicas:
         return _replicas(args)
+    if args.judgment_log:
+        return _judgment_log(args)
     report = run(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)
@@ -378,6 +382,14 @@ def _replicas(args: argparse.Namespace) -> int:
     prefix = bench_replicas.prefix_cache_affinity(urls) if urls else None
     text = bench_replicas.section(rates, latency_s, concurrency, prefix)
     bench_replicas.write_section(args.out, text)
+    print(text)
+    return 0
+
+
+def _judgment_log(args: argparse.Namespace) -> int:
+    without, with_log = bench_judgment_log.judgment_log_cost(args.overhead_items, args.repeats)
+    text = bench_judgment_log.section(without, with_log, args.overhead_items)
+    bench_replicas.write_section(args.out, text, bench_judgment_log.START, bench_judgment_log.END)
     print(text)
     return 0
 

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -25,8 +26,25 @@ from judge_vllm import launcher
 __all__ = ["overhead", "overhead_section"]
 
 
-def overhead(n: int, memory_requests: int) -> dict[str, float]:
-    """Adapter throughput and added latency against a loopback fake in another process."""
+@contextmanager
+def _system(config: dict[str, Any], logs: list[dict[str, Any]]) -> Iterator[JudgeRewardSystem]:
+    """A reward system, closed on exit; its judgment log's final counts go to ``logs``."""
+    rs = JudgeRewardSystem(config)
+    try:
+        yield rs
+    finally:
+        rs.close()
+        counts = rs.judgment_log.snapshot()
+        if counts is not None:
+            logs.append(counts)
+
+
+def overhead(n: int, memory_requests: int, extra_config: dict[str, Any] | None = None) -> dict[str, float]:
+    """Adapter throughput and added latency against a loopback fake in another process.
+
+    ``extra_config`` is merged into every reward system's config (e.g. a judgment log); with a
+    judgment log, its lines written, dropped and lost are summed into ``log_*``.
+    """
     port = 18899
     server = subprocess.Popen([sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(port)],
                               stdout=subprocess.DEVNULL)  # fmt: skip
@@ -34,11 +52,12 @@ def overhead(n: int, memory_requests: int) -> dict[str, float]:
     try:
         launcher.wait_healthy(url, 30)
         config = {"judge_url": url, "cache_dir": tempfile.mkdtemp(prefix="bench-"), "max_batch_size": 64,
-                  "batch_timeout": 0.002}  # fmt: skip
+                  "batch_timeout": 0.002, **(extra_config or {})}  # fmt: skip
+        logs: list[dict[str, Any]] = []
         items = [
             {"prompt": f"q{i}", "completion": f"The answer is {i}.", "answer": str(i % 7)} for i in range(n)
         ]
-        with JudgeRewardSystem(config) as rs:
+        with _system(config, logs) as rs:
             rs.reward_batch(items[:100])
             started = time.perf_counter()
             rs.reward_batch(items[100:])
@@ -47,12 +66,12 @@ def overhead(n: int, memory_requests: int) -> dict[str, float]:
             rs.reward_batch(items[100:])
             hit_batch_rate = (n - 100) / (time.perf_counter() - started)
             hit_lat = _latencies(lambda i: rs.reward(**items[100 + i % (n - 100)]), 2000)
-        with JudgeRewardSystem({**config, "use_cache": False, "batch_timeout": 0.0}) as rs:
+        with _system({**config, "use_cache": False, "batch_timeout": 0.0}, logs) as rs:
             adapter_lat = _latencies(lambda i: rs.reward(**items[i % n]), 1000)
         with httpx.Client(base_url=url) as raw:
             body = {"model": "fake-judge", "messages": [{"role": "user", "content": "x"}]}
             raw_lat = _latencies(lambda i: raw.post("/v1/chat/completions", json=body), 1000)
-        with JudgeRewardSystem({**config, "use_cache": False}) as rs:
+        with _system({**config, "use_cache": False}, logs) as rs:
             rs.reward_batch(items[:1000])
             before = _rss_mb()
             for start in range(0, memory_requests, 5000):
@@ -71,6 +90,7 @@ def overhead(n: int, memory_requests: int) -> dict[str, float]:
         "raw_p50_ms": statistics.median(raw_lat) * 1e3,
         "rss_growth_mb": rss_growth,
         "memory_requests": memory_requests,
+        **{f"log_{name}": sum(c[name] for c in logs) for name in ("logged", "dropped", "errors")},
     }
 
 

@@ -198,12 +198,12 @@ def section(
     return "\n".join(lines)
 
 
-def write_section(path: Path, text: str) -> None:
+def write_section(path: Path, text: str, start: str = START, end: str = END) -> None:
     """Replace the section between the markers in ``path`` (append it if absent)."""
     current = path.read_text(encoding="utf-8") if path.exists() else ""
-    if START in current and END in current:
-        head, rest = current.split(START, 1)
-        current = head + text + rest.split(END, 1)[1]
+    if start in current and end in current:
+        head, rest = current.split(start, 1)
+        current = head + text + rest.split(end, 1)[1]
     else:
         current = current.rstrip("\n") + "\n\n" + text + "\n"
     path.write_text(current, encoding="utf-8")

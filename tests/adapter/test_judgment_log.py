@@ -13,13 +13,15 @@ import signal
 import threading
 from pathlib import Path
 
+import pydantic_core
 import pytest
 
 from adapter import JudgeRewardSystem, RewardConfig, judgment_log
 from adapter.judgment_log import JudgmentLog, cut_text, sampled
-from adapter.judgment_writer import RotatingLines, line_chunks, open_writer, release_writer
+from adapter.judgment_writer import RotatingFile, line_chunks, open_writer, release_writer
 from adapter.multi import MultiJudge
 from adapter.result import RewardResult
+from judge_vllm.schemas import JudgeRequest
 from judge_vllm.testing.fake_server import FakeJudgeServer
 
 IDS = [f"req-{i}" for i in range(20_000)]
@@ -109,7 +111,7 @@ def test_cut_text_keeps_head_and_tail(text, max_chars, expected):
     ],
 )
 def test_line_chunks_fit_the_limit(lengths, max_chars, groups):
-    chunks = line_chunks(["a" * n for n in lengths], max_chars)
+    chunks = line_chunks([b"a" * n for n in lengths], max_chars)
     assert [[len(line) for line in chunk] for chunk in chunks] == groups
 
 
@@ -128,7 +130,7 @@ def test_logged_inputs_are_cut(fake_judge, tmp_path):
     assert line["request_id"] == "r1" and line["source"] == "judge" and line["model"] == "fake-judge"
     assert line["reward"] == line["score"] == 1.0 and line["label"] == "5" and line["confidence"] == 1.0
     assert line["answer_type"] == "NUMBER" and line["profile"] == "rubric" and line["mode"] == "fast"
-    assert line["time"].endswith("+00:00") and line["latency_ms"] > 0
+    assert line["time"].endswith("Z") and line["latency_ms"] > 0
 
 
 # -- rotation -------------------------------------------------------------------------
@@ -150,13 +152,24 @@ def test_rotation_bounds_files_and_bytes(tmp_path):
 
 
 def test_an_empty_file_is_never_rotated(tmp_path):
-    handler = RotatingLines(tmp_path / "j.jsonl", max_bytes=100, backups=2)
-    handler.write("x" * 150)  # longer than max_bytes, into an empty file
-    handler.write("y" * 10)
-    handler.close()
+    file = RotatingFile(tmp_path / "j.jsonl", max_bytes=100, backups=2)
+    file.write(b"x" * 150)  # longer than max_bytes, into an empty file
+    file.write(b"y" * 10)
+    file.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["j.jsonl", "j.jsonl.1"]  # no empty backup
-    assert (tmp_path / "j.jsonl.1").read_text() == "x" * 150 + "\n"
-    assert (tmp_path / "j.jsonl").read_text() == "y" * 10 + "\n"
+    assert (tmp_path / "j.jsonl.1").read_bytes() == b"x" * 150
+    assert (tmp_path / "j.jsonl").read_bytes() == b"y" * 10
+
+
+def test_the_bound_is_in_bytes_for_text_beyond_ascii(tmp_path):
+    path = tmp_path / "j.jsonl"
+    log = _log(path, judgment_log_max_bytes=4096, judgment_log_backups=1)
+    request = JudgeRequest(prompt="Что такое 2+2?", completion="答案是四。" * 40, answer="4")
+    for i in range(200):
+        log.record(_result(f"u{i}"), request)
+    log.close()
+    assert all(0 < p.stat().st_size <= 4096 for p in tmp_path.iterdir())
+    assert _lines(path)[-1]["completion"] == "答案是四。" * 40
 
 
 # -- redaction ------------------------------------------------------------------------
@@ -200,11 +213,11 @@ class FailingThenWorkingSink:
         self.failures = failures
         self.lines: list[str] = []
 
-    def write(self, text: str) -> None:
+    def write(self, data: bytes) -> None:
         if self.failures:
             self.failures -= 1
             raise OSError(28, "No space left on device")
-        self.lines += text.split("\n")
+        self.lines += data.decode().splitlines()
 
     def close(self) -> None:
         pass
@@ -229,10 +242,10 @@ def test_a_line_that_cannot_be_made_is_counted_and_the_writer_goes_on(tmp_path, 
     sink = FailingThenWorkingSink(failures=0)
     writer = open_writer(tmp_path / "w.jsonl", lambda path: sink, queue_size=10, chunk_chars=4096)
     with caplog.at_level(logging.ERROR, "JudgeReward"):
-        writer.put(lambda: json.dumps({"x": object()}))
-        writer.put(lambda: '{"ok": 1}')
+        writer.put(pydantic_core.to_json, {"x": object()})
+        writer.put(pydantic_core.to_json, {"ok": 1})
         release_writer(writer)
-    assert sink.lines == ['{"ok": 1}'] and (writer.logged, writer.errors) == (1, 1)
+    assert sink.lines == ['{"ok":1}'] and (writer.logged, writer.errors) == (1, 1)
     assert "could not be made" in caplog.text
 
 
@@ -247,10 +260,10 @@ class BlockedSink:
         self.entered = threading.Event()
         self.lines: list[str] = []
 
-    def write(self, text: str) -> None:
+    def write(self, data: bytes) -> None:
         self.entered.set()
         self.release.wait(30)
-        self.lines += text.split("\n")
+        self.lines += data.decode().splitlines()
 
     def close(self) -> None:
         pass
@@ -258,7 +271,7 @@ class BlockedSink:
 
 def test_a_stuck_disk_drops_lines_and_never_blocks_rewards(fake_judge, monkeypatch, tmp_path):
     sink = BlockedSink()
-    monkeypatch.setattr(judgment_log, "RotatingLines", lambda path, max_bytes, backups: sink)
+    monkeypatch.setattr(judgment_log, "RotatingFile", lambda path, max_bytes, backups: sink)
     monkeypatch.setattr(judgment_log, "QUEUE_SIZE", 8)
     config = {"judge_url": fake_judge.url, "use_cache": False, "judgment_log_path": str(tmp_path / "j.jsonl")}
     with JudgeRewardSystem(config) as rs:

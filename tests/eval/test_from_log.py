@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pydantic_core
 import pytest
 
 from adapter import JudgeRewardSystem
@@ -54,7 +55,7 @@ def _line(number: int, e: dict) -> str:
     )
     when = (T0 + datetime.timedelta(minutes=e["minute"], seconds=7)).timestamp()
     entry = JudgmentEntry(when, result, request, "smollm2", e["reward"])
-    return json.dumps(judgment_line(entry, "rubric", "fast", 2000))
+    return pydantic_core.to_json(judgment_line(entry, "rubric", "fast", 2000)).decode()
 
 
 def _write_rotated_log(folder: Path, entries: list[dict]) -> list[Path]:
