@@ -4,7 +4,9 @@ The caller's thread only appends a line's renderer to the queue (``JudgmentWrite
 blocking: a full queue drops the line and counts it). The writer thread, every
 ``FLUSH_INTERVAL_S`` and at close, renders the lines, groups them into chunks of at most
 ``max_bytes`` (``line_chunks``) and appends each chunk to the file (``RotatingFile``), which
-rotates between chunks: no file passes ``max_bytes`` unless a single line does. A failed write loses its chunk,
+rotates between chunks: no file passes ``max_bytes`` unless a single line does. Rendering
+holds the GIL, so the writer pauses every ``YIELD_EVERY_LINES`` lines: a reward's thread
+waits for it a fraction of a millisecond, not a whole switch interval. A failed write loses its chunk,
 counted as errors, with a warning when writing starts failing and one when it works again.
 
 Logs in one process that name the same file share its writer (``open_writer`` /
@@ -17,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -32,6 +35,10 @@ BATCH_LINES = 1024
 # How often the writer takes the queued lines: the log is at most this far behind.
 FLUSH_INTERVAL_S = 0.1
 CLOSE_TIMEOUT_S = 10.0
+# Rendering holds the GIL: the writer pauses every few lines so that a reward's thread never
+# waits a whole switch interval (5 ms) for it.
+YIELD_EVERY_LINES = 16
+YIELD_S = 0.0001
 
 
 def line_chunks(lines: Sequence[bytes], max_bytes: int) -> list[list[bytes]]:
@@ -177,10 +184,14 @@ class JudgmentWriter:
     def _drain(self) -> None:
         """Write every queued line (only this thread takes lines off the queue)."""
         while self._queue:
-            batch = [self._queue.popleft() for _ in range(min(BATCH_LINES, len(self._queue)))]
-            lines = [
-                line for line in (self._render(render, item) for render, item in batch) if line is not None
-            ]
+            lines = []
+            for i in range(min(BATCH_LINES, len(self._queue))):
+                if i and i % YIELD_EVERY_LINES == 0:
+                    time.sleep(YIELD_S)
+                render, item = self._queue.popleft()
+                line = self._render(render, item)
+                if line is not None:
+                    lines.append(line)
             for chunk in line_chunks(lines, self._chunk_chars):
                 self._write(chunk)
 
