@@ -11,11 +11,13 @@ counted as errors, with a warning when writing starts failing and one when it wo
 
 Logs in one process that name the same file share its writer (``open_writer`` /
 ``release_writer``, reference-counted): two rotating writers on one file would rotate it
-under each other. A forked child starts with no writers and opens its own.
+under each other. A forked child starts with no writers and opens its own; at exit, every
+writer still open writes what is queued.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -120,14 +122,14 @@ class JudgmentWriter:
     few large writes a second instead of one per line.
     """
 
-    def __init__(self, path: Path, sink: LineSink, queue_size: int, chunk_chars: int) -> None:
+    def __init__(self, path: Path, sink: LineSink, queue_size: int, chunk_bytes: int) -> None:
         self.path = path
         self.logged = 0
         self.dropped = 0
         self.errors = 0
         self._users = 0
         self._sink = sink
-        self._chunk_chars = chunk_chars
+        self._chunk_bytes = chunk_bytes
         self._max_queued = queue_size
         self._queue: deque[tuple[Callable[[Any], bytes], Any]] = deque()
         self._lock = threading.Lock()
@@ -192,7 +194,7 @@ class JudgmentWriter:
                 line = self._render(render, item)
                 if line is not None:
                     lines.append(line)
-            for chunk in line_chunks(lines, self._chunk_chars):
+            for chunk in line_chunks(lines, self._chunk_bytes):
                 self._write(chunk)
 
     def _render(self, render: Callable[[Any], bytes], item: Any) -> bytes | None:
@@ -239,18 +241,27 @@ def _forget_writers() -> None:
     _WRITERS_LOCK = threading.Lock()
 
 
+def _close_all() -> None:
+    # A trainer that never calls close() still gets the last lines of its run.
+    with _WRITERS_LOCK:
+        writers = list(_WRITERS.values())
+    for writer in writers:
+        writer.close()
+
+
 os.register_at_fork(after_in_child=_forget_writers)
+atexit.register(_close_all)
 
 
 def open_writer(
-    path: Path, sink: Callable[[Path], LineSink], queue_size: int, chunk_chars: int
+    path: Path, sink: Callable[[Path], LineSink], queue_size: int, chunk_bytes: int
 ) -> JudgmentWriter:
     """The writer of ``path`` in this process, started on first use (the first caller's
     bounds apply); every call needs a ``release_writer``."""
     with _WRITERS_LOCK:
         writer = _WRITERS.get(path)
         if writer is None:
-            writer = _WRITERS[path] = JudgmentWriter(path, sink(path), queue_size, chunk_chars)
+            writer = _WRITERS[path] = JudgmentWriter(path, sink(path), queue_size, chunk_bytes)
         writer._users += 1
         return writer
 

@@ -56,7 +56,7 @@ def _positive_int(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge-eval",
-        description="Compare the rule reward and the judge on labelled JSONL rows.",
+        description="Compare the rule reward and the judge on labelled JSONL rows, or (--from-log) report on judgment logs.",
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", type=Path, help="JSONL: prompt, completion, answer, ...")

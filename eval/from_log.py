@@ -228,8 +228,8 @@ class LogAggregator:
         self.per_minute[minute] += 1
         if j.source in FALLBACK_SOURCES:
             self.fallbacks_per_minute[minute][j.reason or "unknown"] += 1
-        if j.model:
-            self.models[j.model] += 1
+        # Rewards decided before the judge's model was discovered carry none.
+        self.models[j.model or "(not known)"] += 1
         if j.label is not None:
             self.labels[(j.profile or "?", j.mode or "?", j.label)].add(j.reward)
         if j.reward is not None and j.reward >= self.high_reward and j.completion:

@@ -10,6 +10,8 @@ import json
 import logging
 import os
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from judge_vllm.schemas import JudgeRequest
 from judge_vllm.testing.fake_server import FakeJudgeServer
 
 IDS = [f"req-{i}" for i in range(20_000)]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _config(path: Path | None, **overrides: object) -> RewardConfig:
@@ -298,6 +301,18 @@ def test_close_writes_everything_queued(tmp_path):
     log.close()  # idempotent
     log.record(_result("after-close"), None)
     assert [line["request_id"] for line in _lines(path)] == [f"c{i}" for i in range(3000)]
+
+
+def test_a_process_that_never_closes_still_writes_its_last_lines(tmp_path):
+    path = tmp_path / "j.jsonl"
+    script = (
+        "from adapter.config import RewardConfig; from adapter.judgment_log import JudgmentLog; "
+        "from adapter.result import RewardResult; "
+        f"log = JudgmentLog(RewardConfig(judgment_log_path={str(path)!r}), lambda: None)\n"
+        "for i in range(500): log.record(RewardResult(reward=1.0, source='rule', request_id=f'x{i}'), None)"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=REPO, timeout=60)
+    assert [line["request_id"] for line in _lines(path)] == [f"x{i}" for i in range(500)]
 
 
 def test_two_logs_on_one_path_share_the_writer(tmp_path):

@@ -151,6 +151,7 @@ def test_a_log_written_by_the_reward_system_reads_back(fake_judge, tmp_path):
     assert main(["--from-log", str(log), "--out", str(tmp_path / "out")]) == 0
     summary = json.loads((tmp_path / "out" / LOG_REPORT_JSON).read_text())
     assert summary["sources"] == sources and summary["bad_lines"] == 0
+    assert sum(summary["models"].values()) == 31 and summary["models"].get("fake-judge", 0) >= 30
     assert sum(c["n"] for c in summary["labels"]) == sources["judge"]
 
 
