@@ -1,12 +1,17 @@
 """A real GRPOTrainer rewarded by the real vLLM CPU judge (SmolLM2) through judge_reward_func:
 multi-turn prompts with a system prompt, and the judge's source and explanation in the
-trainer's completions table."""
+trainer's completions table; a judgment log written in training, read back by
+``judge-eval --from-log``."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from adapter.integrations.trl import DEFAULT_NAME, judge_reward_func
+from eval.cli import main
+from eval.log_report import LOG_REPORT_JSON, LOG_REPORT_MD
 
 pytestmark = pytest.mark.e2e
 
@@ -37,3 +42,29 @@ def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path, trl_helpers):
     assert all(e.startswith("expected score") for e in table["judge_explanation"]), list(
         table["judge_explanation"]
     )
+
+
+def test_a_grpo_run_writes_a_judgment_log_that_judge_eval_reads_back(judge_url, tmp_path, trl_helpers):
+    log = tmp_path / "logs" / "judgments.jsonl"
+    config = {"judge_url": judge_url, "mode": "fast", "use_cache": False, "timeout": 600,
+              "fallback_to_rule": False, "judgment_log_path": str(log), "judgment_log_sample_rate": 1.0}  # fmt: skip
+    func = judge_reward_func(config)
+    try:
+        _, returned = trl_helpers.run_grpo(func, tmp_path)
+    finally:
+        func.close()
+    metrics = func.reward_system.get_metrics()["judgment_log"]
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    rewards = [r for step in returned for r in step]
+    assert metrics["logged"] == len(lines) == len(rewards) == 8
+    assert metrics["dropped"] == metrics["errors"] == 0
+    assert sorted(line["reward"] for line in lines) == sorted(rewards)
+    assert {(line["source"], line["model"]) for line in lines} == {("judge", "smollm2")}
+    assert all(line["label"] in {"1", "2", "3", "4", "5"} and 0 <= line["confidence"] <= 1 for line in lines)
+
+    out = tmp_path / "report"
+    assert main(["--from-log", str(log), "--out", str(out)]) == 0
+    summary = json.loads((out / LOG_REPORT_JSON).read_text())
+    assert summary["judgments"] == 8 and summary["bad_lines"] == 0 and summary["sources"] == {"judge": 8}
+    assert sum(c["n"] for c in summary["labels"]) == 8
+    assert "Reward histograms" in (out / LOG_REPORT_MD).read_text()
