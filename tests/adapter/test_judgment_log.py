@@ -243,7 +243,7 @@ def test_a_full_disk_that_recovers_warns_twice(tmp_path, caplog):
 
 def test_a_line_that_cannot_be_made_is_counted_and_the_writer_goes_on(tmp_path, caplog):
     sink = FailingThenWorkingSink(failures=0)
-    writer = open_writer(tmp_path / "w.jsonl", lambda path: sink, queue_size=10, chunk_chars=4096)
+    writer = open_writer(tmp_path / "w.jsonl", lambda path: sink, queue_size=10, chunk_bytes=4096)
     with caplog.at_level(logging.ERROR, "JudgeReward"):
         writer.put(pydantic_core.to_json, {"x": object()})
         writer.put(pydantic_core.to_json, {"ok": 1})
