@@ -51,9 +51,10 @@ def test_a_grpo_run_writes_a_judgment_log_that_judge_eval_reads_back(judge_url, 
     func = judge_reward_func(config)
     try:
         _, returned = trl_helpers.run_grpo(func, tmp_path)
+        system = func.reward_system
     finally:
-        func.close()
-    metrics = func.reward_system.get_metrics()["judgment_log"]
+        func.close()  # writes what the log still holds
+    metrics = system.get_metrics()["judgment_log"]
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     rewards = [r for step in returned for r in step]
     assert metrics["logged"] == len(lines) == len(rewards) == 8
