@@ -10,6 +10,8 @@ The path of one reward, each step in a module of its own:
     dispatch.JudgeDispatcher    on the loop thread: single-flight, breaker, deadline,
                                 micro-batcher, ``_request_judge`` -> source "judge"
     fallback.RuleFallback       the judge failed -> "rule_fallback" (or "error", reward None)
+    outcomes.RewardOutcomes     every result: calibrated, counted in the metrics, offered to
+                                the judgment log
 
 Every call returns within ``timeout``: the judge gets what is left of it after a reserve
 for the rule fallback. The sync methods submit to one background loop thread per
@@ -30,7 +32,6 @@ from typing import Any
 from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.cache import VerdictCache
 from adapter.cache_key import cache_key
-from adapter.calibration import calibrate
 from adapter.canary import CanaryStats
 from adapter.cascade import rule_first
 from adapter.config import ConfigLike, RewardConfig
@@ -43,9 +44,10 @@ from adapter.judgment_log import JudgmentLog
 from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
 from adapter.metrics_endpoint import serve_metrics
+from adapter.outcomes import RewardOutcomes
 from adapter.prechecks import PrecheckVerdict, precheck
 from adapter.replicas import ReplicaPool
-from adapter.result import RewardResult, Source
+from adapter.result import RewardResult
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeError, JudgeTimeoutError
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -89,6 +91,7 @@ class BaseJudgeReward:
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[Any]] = set()
         self.judgment_log = JudgmentLog(self.config, self._known_model)
+        self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log)
         reset_after_fork(self)
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 
@@ -203,7 +206,11 @@ class BaseJudgeReward:
 
     def _ruled(self, built: JudgeRequest | InvalidInput, started: float) -> JudgeRequest | RewardResult:
         """Bad input and the pre-checks' decisions as rewards; else the request as graded."""
-        return self._invalid(built) if isinstance(built, InvalidInput) else self._prechecked(built, started)
+        return (
+            self._outcomes.invalid(built)
+            if isinstance(built, InvalidInput)
+            else self._prechecked(built, started)
+        )
 
     def _prechecked(self, request: JudgeRequest, started: float) -> JudgeRequest | RewardResult:
         """The request as graded (after the policy's reasoning), or the reward the pre-checks decide."""
@@ -216,7 +223,7 @@ class BaseJudgeReward:
         return graded if decided is None else self._decided(request, started, decided)
 
     def _decided(self, request: JudgeRequest, started: float, decided: PrecheckVerdict) -> RewardResult:
-        return self._finish(
+        return self._outcomes.finish(
             request, started, decided.reward, "rule", decided.explanation, reason=decided.reason
         )
 
@@ -228,7 +235,9 @@ class BaseJudgeReward:
         verdict = decision.verdict
         if decision.decided:
             explanation = f"decided by rule ({verdict.reason}): {verdict.explanation}"
-            return self._finish(request, started, verdict.reward, "rule", explanation, reason="cascade")
+            return self._outcomes.finish(
+                request, started, verdict.reward, "rule", explanation, reason="cascade"
+            )
         if self._profile.judge_input == "final_answer" and verdict.extracted:
             return request.model_copy(update={"final_answer": verdict.extracted})
         return request
@@ -239,7 +248,7 @@ class BaseJudgeReward:
         if key is not None and self._cache is not None:
             verdict = self._cache.get(key)
             if verdict is not None:
-                return self._from_verdict(request, started, verdict, "cache"), key
+                return self._outcomes.from_verdict(request, started, verdict, "cache"), key
         return None, key
 
     async def _judged(self, request: JudgeRequest, started: float, key: str | None) -> RewardResult:
@@ -253,12 +262,12 @@ class BaseJudgeReward:
                 key = await self._discovered_cache_key(dispatcher.client, request)
                 cached = self._cache.get(key) if key is not None else None
                 if cached is not None:
-                    return self._from_verdict(request, started, cached, "cache")
+                    return self._outcomes.from_verdict(request, started, cached, "cache")
             flight = key or cache_key(request, self._known_model() or "", self._client_config)
             deadline = started + self._judge_budget_s
             outcome = await dispatcher.outcome(request, flight, deadline)
             if isinstance(outcome, Verdict):
-                return self._from_verdict(request, started, outcome, "judge")
+                return self._outcomes.from_verdict(request, started, outcome, "judge")
             return await self._afall_back(request, started, outcome)
         finally:
             if task is not None:
@@ -288,7 +297,7 @@ class BaseJudgeReward:
 
     def _fall_back(self, request: JudgeRequest, started: float, err: JudgeError) -> RewardResult:
         fallback = self._fallback.decide(request, err)
-        return self._finish(
+        return self._outcomes.finish(
             request,
             started,
             fallback.reward,
@@ -380,59 +389,6 @@ class BaseJudgeReward:
         if self._cache is None or model is None:
             return None
         return cache_key(request, model, self._client_config)
-
-    def _invalid(self, invalid: InvalidInput) -> RewardResult:
-        """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
-        self.metrics.record("rule", 0.0, "invalid_input", 0.0, None)
-        result = RewardResult(
-            reward=0.0,
-            source="rule",
-            request_id=invalid.request_id,
-            reason="invalid_input",
-            explanation=f"invalid input, reward 0: {invalid.problem}",
-        )
-        self.judgment_log.record(result, None)
-        return result
-
-    def _from_verdict(
-        self, request: JudgeRequest, started: float, verdict: Verdict, source: Source
-    ) -> RewardResult:
-        reward, note = calibrate(verdict.score, verdict.confidence, self.config.calibration)
-        return self._finish(
-            request,
-            started,
-            reward,
-            source,
-            f"{verdict.explanation} ({note})" if note else verdict.explanation,
-            detailed_scores=verdict.detailed_scores,
-            confidence=verdict.confidence,
-            judge_scores=verdict.judge_scores,
-            label=verdict.label,
-            score=verdict.score,
-        )
-
-    def _finish(
-        self,
-        request: JudgeRequest,
-        started: float,
-        reward: float | None,
-        source: Source,
-        explanation: str,
-        score: float | None = None,
-        **extra: Any,
-    ) -> RewardResult:
-        latency_ms = (time.monotonic() - started) * 1000
-        self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
-        result = RewardResult(
-            reward=reward,
-            source=source,
-            request_id=request.request_id,
-            explanation=explanation,
-            latency_ms=latency_ms,
-            **extra,
-        )
-        self.judgment_log.record(result, request, score)
-        return result
 
 
 class JudgeRewardSystem(BaseJudgeReward):
