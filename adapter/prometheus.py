@@ -173,6 +173,14 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         label="decided_by",
         read=lambda c: {"rule": c["decided_by_rule"], "judge": c["sent_to_judge"]},
     ),
+    RewardSeries(
+        "judge_judgment_log_lines",
+        "counter",
+        "Sampled rewards for the judgment log: written (logged), dropped on a full queue, or lost to write errors.",
+        "judgment_log",
+        label="outcome",
+        read=lambda log: {outcome: log[outcome] for outcome in ("logged", "dropped", "errors")},
+    ),
     # judge_replicas: one series per replica (label: its URL).
     RewardSeries(
         "judge_replica_items",

@@ -40,6 +40,14 @@ SNAPSHOT: dict[str, Any] = {
         ("judge", "NUMBER", 1.0), ("judge", "NUMBER", 0.25), ("judge", "code", 0.0), ("error", None, None)
     ),
     "canary": {"false_positive_rate": 0.125, "rounds": 1},
+    "judgment_log": {
+        "path": "/tmp/j.jsonl",
+        "sample_rate": 1.0,
+        "logged": 9,
+        "dropped": 1,
+        "errors": 0,
+        "queued": 2,
+    },
     "replicas": {
         "http://a:1": {
             "items": 4,
@@ -120,6 +128,9 @@ def test_every_series_from_a_full_snapshot():
         ("judge_replica_breaker_open", (("replica", "http://a:1"),)): 1,
         ("judge_replica_breaker_open", (("replica", "http://b:1"),)): 0,
         ("judge_replica_failovers_total", ()): 2,
+        ("judge_judgment_log_lines_total", (("outcome", "logged"),)): 9,
+        ("judge_judgment_log_lines_total", (("outcome", "dropped"),)): 1,
+        ("judge_judgment_log_lines_total", (("outcome", "errors"),)): 0,
     }
 
 
