@@ -2,6 +2,7 @@
 
 judge-eval --data FILE.jsonl --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
            [--label-field label] [--strict] [--profiles a,b,c] [--strategies judge,cascade]
+           [--min-judged 0.9] [--allow-fallback]
 judge-eval --from-log judgments.jsonl [judgments.jsonl.1 ...] --out DIR [--top N]
            [--high-reward 0.9] [--bucket-minutes M]
 
@@ -10,7 +11,10 @@ DIR/agreement.png, and prints a summary table. With --profiles and/or --strategi
 the rows once per variant and writes DIR/compare.md (``eval.compare``) and each variant's
 scores under DIR/<profile>-<strategy>/. With --from-log it reads judgment logs written in
 training (``judgment_log_path``) and writes DIR/log_report.md, .html and .json
-(``eval.from_log``, ``eval.log_report``). Exit codes: 0 done, 2 bad input or config.
+(``eval.from_log``, ``eval.log_report``). Exit codes: 0 done, 2 bad input or config, 3 the
+judge did not judge: it decided fewer than ``--min-judged`` of the rows sent to it (fallbacks,
+errors) or none at all; the outputs are still written, and the report opens with that fact.
+``--allow-fallback`` reports such a run with exit code 0.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from rich.table import Table
 
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
 from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
+from eval.coverage import DEFAULT_MIN_JUDGED, JudgeCoverage, judge_coverage
 from eval.dataset import LoadedRows, MalformedInputError, load_rows
 from eval.from_log import read_logs
 from eval.log_report import LOG_REPORT_MD, write_log_report
@@ -86,6 +91,15 @@ def _parser() -> argparse.ArgumentParser:
         "--profiles", type=_names, help="compare judge profiles, e.g. rubric,binary,compassverifier"
     )
     parser.add_argument("--strategies", type=_names, help="compare strategies: judge,cascade")
+    parser.add_argument(
+        "--min-judged",
+        type=_unit_float,
+        default=DEFAULT_MIN_JUDGED,
+        help="exit 3 when the judge decided less than this share of the rows sent to it (default 0.9)",
+    )
+    parser.add_argument(
+        "--allow-fallback", action="store_true", help="report a run whose judge did not judge, exit 0"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
 
@@ -190,6 +204,7 @@ def _compare(
     rule_scores = score_rules(rows, RuleRewardSystem(base.rules))
     stats: list[VariantStats] = [rule_only_stats(merge_scores(rows, rule_scores, None))]
     model = None
+    coverages: dict[str, JudgeCoverage] = {}
     for name, config in variants:
         with _progress(err, not args.no_progress) as progress:
             task = progress.add_task(name, total=len(rows))
@@ -201,11 +216,12 @@ def _compare(
         with (folder / SCORES_JSONL).open("w", encoding="utf-8") as handle:
             handle.writelines(row.model_dump_json() + "\n" for row in scored)
         stats.append(variant_stats(name, scored, run.metrics, run.seconds))
+        coverages[name] = judge_coverage(r.judge_source for r in scored)
         model = model or run.metrics.get("model")
-    text = compare_markdown(stats, str(args.data), model)
+    text = compare_markdown(stats, str(args.data), model, coverages)
     (args.out / COMPARE_MD).write_text(text, encoding="utf-8")
     out.print(text, markup=False, highlight=False)
-    return 0
+    return _judged_enough(args, coverages, err)
 
 
 def _from_log(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -273,10 +289,21 @@ def main(argv: list[str] | None = None) -> int:
         judge_seconds=judge_run.seconds if judge_run else None,
         judge_calls=metrics.get("judge_calls"),
         problems=loaded.problems,
+        coverage=judge_coverage(r.judge_source for r in scored) if judge_run else None,
     )
     write_outputs(args.out, scored, summary, run)
     _print_summary(out, summary, run, args.out)
-    return 0
+    return _judged_enough(args, {"judge": run.coverage} if run.coverage else {}, err)
+
+
+def _judged_enough(args: argparse.Namespace, coverages: dict[str, JudgeCoverage], err: Console) -> int:
+    """Exit code 3, with one line per variant, when a judge did not judge (unless --allow-fallback)."""
+    failures = {name: c.failure(args.min_judged) for name, c in coverages.items()}
+    failed = {name: reason for name, reason in failures.items() if reason}
+    for name, reason in failed.items():
+        label = "error" if not args.allow_fallback else "warning"
+        err.print(f"{label}: {name}: {reason}", markup=False, highlight=False, soft_wrap=True)
+    return 3 if failed and not args.allow_fallback else 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from scipy.stats import mannwhitneyu
 
 from adapter import RewardConfig
+from eval.coverage import JUDGE_DECIDED, JudgeCoverage
 from eval.metrics import binarize, cohen_kappa, confusion
 from eval.report import fmt
 from eval.scoring import ScoredRow
@@ -32,7 +33,6 @@ __all__ = [
     "variant_stats",
 ]
 
-JUDGE_DECIDED = ("judge", "cache")
 Strategy = Literal["judge", "cascade"]
 
 
@@ -124,8 +124,15 @@ def rule_only_stats(scored: Sequence[ScoredRow]) -> VariantStats:
     return variant_stats("rule only", as_rule, {}, 0.0)
 
 
-def compare_markdown(stats: Sequence[VariantStats], data: str, model: str | None) -> str:
-    """The comparison table and how to read it."""
+def compare_markdown(
+    stats: Sequence[VariantStats],
+    data: str,
+    model: str | None,
+    coverages: dict[str, JudgeCoverage] | None = None,
+) -> str:
+    """The comparison table and how to read it, opening with every variant whose judge did not judge."""
+    shortfalls = [(name, c.shortfall()) for name, c in (coverages or {}).items()]
+    notices = [f"**Warning: {name}**: {text}." for name, text in shortfalls if text]
     header = (
         "| variant | rows | agreement | kappa | AUROC | AUROC (judge rows) | judge rows | judge items / 1k rows "
         "| HTTP calls / 1k rows | fallbacks | fitted threshold (agreement) | seconds |"
@@ -133,6 +140,7 @@ def compare_markdown(stats: Sequence[VariantStats], data: str, model: str | None
     lines = [
         f"# Judge profiles and strategies on {data}",
         "",
+        *(line for notice in notices for line in (notice, "")),
         f"Judge model: {model or '?'}. Rewards binarised at 0.5 for agreement and kappa; AUROC uses the raw "
         "reward. 'judge rows' are the rows the judge decided (source judge or cache): pre-check and "
         "cascade rows are decided by rule. The fitted threshold is fitted on these same rows (optimistic).",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from eval.coverage import JudgeCoverage
 from eval.dataset import RowProblem
 from eval.metrics import THRESHOLD, EvalSummary, PairStats
 from eval.scoring import ScoredRow
@@ -48,6 +49,7 @@ class RunInfo(BaseModel):
     judge_seconds: float | None = None
     judge_calls: int | None = None
     problems: list[RowProblem] = []
+    coverage: JudgeCoverage | None = None
 
 
 @dataclass(frozen=True)
@@ -212,8 +214,12 @@ def _overview(summary: EvalSummary, run: RunInfo) -> list[Block]:
         if run.rule_only
         else f"judge {run.model or '?'} at {run.judge_url}, mode {run.mode}"
     )
+    shortfall = run.coverage.shortfall() if run.coverage else None
+    notice = [Paragraph(f"Warning: {shortfall}. Where it did not, the judge's column shows the rule "
+                        "fallback, not the judge.")] if shortfall else []  # fmt: skip
     return [
         Heading("judge-eval report", level=1),
+        *notice,
         Paragraph(
             f"Data: {run.data}. Rows scored: {summary.rows}; labelled ({run.label_field}): {summary.labelled}; "
             f"skipped as malformed: {len(run.problems)}; no rule reward: {summary.rule_missing}; "

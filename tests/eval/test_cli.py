@@ -114,12 +114,57 @@ def test_judge_failure_falls_back_and_is_reported(
     config = write_config(
         tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", max_retries=0, circuit_breaker_threshold=1
     )
-    assert _run(data, tmp_path / "out", "--config", str(config)) == 0
+    assert _run(data, tmp_path / "out", "--config", str(config), "--allow-fallback") == 0
     scores = read_scores(tmp_path / "out")
     fallback = [s for s in scores if s["judge_source"] == "rule_fallback"]
     assert fallback and all(s["judge"] == s["rule"] and s["judge_reason"] for s in fallback)
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"| rule_fallback | {len(fallback)} |" in report
+
+
+def test_dead_judge_fails_the_run_and_says_so_first(tmp_path, rows, write_jsonl, write_config, capsys):
+    """A judge that never answered is not reported as a judge: exit 3, one line why, report opens with it."""
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0)
+    assert _run(data, tmp_path / "out", "--config", str(config)) == 3
+    error_lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1
+    assert "the judge decided 0 of the 7 rows sent to it" in error_lines[0]
+    assert "7 rule_fallback" in error_lines[0]
+    report = (tmp_path / "out" / "report.md").read_text()
+    first_paragraph = report.split("\n\n")[1]
+    assert first_paragraph.startswith("Warning: the judge decided 0 of the 7 rows sent to it")
+    assert _run(data, tmp_path / "allowed", "--config", str(config), "--allow-fallback") == 0
+    assert "warning: judge: the judge decided 0 of the 7" in capsys.readouterr().err
+
+
+def test_dead_judge_fails_every_compared_variant(tmp_path, rows, write_jsonl, write_config, capsys):
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0)
+    code = _run(data, tmp_path / "out", "--config", str(config), "--strategies", "judge,cascade")
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "error: rubric-judge: the judge decided 0 of" in err
+    compare = (tmp_path / "out" / "compare.md").read_text()
+    assert compare.index("**Warning: rubric-judge**") < compare.index("| variant |")
+
+
+def test_partly_failing_judge_passes_above_min_judged_with_the_fact_on_top(
+    tmp_path, rows, write_jsonl, write_config, read_scores, fake_judge, capsys
+):
+    """The first judge call fails (no retries): its rows fall back; the rest are judged."""
+    fake_judge.set_plan(FaultPlan(script=["error"]))
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", max_retries=0)
+    args = ("--config", str(config), "--chunk-size", "2", "--min-judged", "0.5")
+    assert _run(data, tmp_path / "out", *args) == 0
+    scores = read_scores(tmp_path / "out")
+    fallen = sum(s["judge_source"] == "rule_fallback" for s in scores)
+    judged = sum(s["judge_source"] == "judge" for s in scores)
+    assert fallen >= 1 and judged >= 1
+    assert "error:" not in capsys.readouterr().err
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"Warning: the judge decided {judged} of the {judged + fallen} rows" in report.split("\n\n")[1]
 
 
 def test_report_numbers_match_scores_jsonl(tmp_path, write_config, fake_judge, check_report_numbers):
