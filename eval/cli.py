@@ -1,7 +1,7 @@
 """``judge-eval``: score labelled rows with the rule reward and the judge, and report how they differ.
 
-judge-eval --data FILE.jsonl --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
-           [--label-field label] [--strict] [--profiles a,b,c] [--strategies judge,cascade]
+judge-eval --data FILE --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
+           [--label-field label] [--map prompt=question,label=is_correct] [--strict] [--profiles a,b,c] [--strategies judge,cascade]
            [--min-judged 0.9] [--allow-fallback]
 judge-eval --from-log judgments.jsonl [judgments.jsonl.1 ...] --out DIR [--top N]
            [--high-reward 0.9] [--bucket-minutes M]
@@ -34,7 +34,8 @@ from rich.table import Table
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
 from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
 from eval.coverage import DEFAULT_MIN_JUDGED, JudgeCoverage, judge_coverage
-from eval.dataset import LoadedRows, MalformedInputError, load_rows
+from eval.data_files import FORMATS
+from eval.dataset import LoadedRows, MalformedInputError, load_rows, parse_column_map
 from eval.from_log import read_logs
 from eval.log_report import LOG_REPORT_MD, write_log_report
 from eval.metrics import EvalSummary, summarize
@@ -61,10 +62,12 @@ def _positive_int(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge-eval",
-        description="Compare the rule reward and the judge on labelled JSONL rows, or (--from-log) report on judgment logs.",
+        description="Compare the rule reward and the judge on labelled rows, or (--from-log) report on judgment logs.",
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--data", type=Path, help="JSONL: prompt, completion, answer, ...")
+    source.add_argument(
+        "--data", type=Path, help=f"labelled rows: prompt, completion, answer, label ({FORMATS})"
+    )
     source.add_argument(
         "--from-log", type=Path, nargs="+", metavar="LOG", help="report on judgment logs (judgment_log_path)"
     )
@@ -73,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rule-only", action="store_true", help="score with the rule reward only")
     parser.add_argument("--limit", type=_positive_int, help="score the first N valid rows")
     parser.add_argument("--label-field", default="label", help="field holding the label (1/0 or a score)")
+    parser.add_argument(
+        "--map",
+        type=_column_map,
+        default={},
+        metavar="FIELD=COLUMN,...",
+        help="where each field lives, e.g. prompt=question,completion=response,answer=gold,label=is_correct",
+    )
     parser.add_argument("--strict", action="store_true", help="stop at the first malformed row")
     parser.add_argument(
         "--chunk-size", type=_positive_int, default=DEFAULT_CHUNK_SIZE, help="rows per reward_batch"
@@ -109,6 +119,13 @@ def _unit_float(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
     return value
+
+
+def _column_map(text: str) -> dict[str, str]:
+    try:
+        return parse_column_map(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _names(text: str) -> list[str]:
@@ -262,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         return _from_log(args, out, err)
     try:
         config = RewardConfig.from_any(args.config) if args.config else RewardConfig()
-        loaded = load_rows(args.data, args.label_field, args.limit, args.strict)
+        loaded = load_rows(args.data, args.label_field, args.limit, args.strict, args.map)
     except (JudgeError, MalformedInputError) as error:
         err.print(f"error: {error}", markup=False, highlight=False)
         return 2

@@ -1,19 +1,25 @@
-"""Reading evaluation rows from JSONL: valid rows become ``EvalRow``, bad lines ``RowProblem``.
+"""Reading evaluation rows: valid rows become ``EvalRow``, bad rows ``RowProblem``.
 
-A line is malformed when it is not a JSON object, lacks ``prompt``, ``completion`` or
-``answer``, has a field of the wrong type, a label outside [0, 1], or repeats an id.
-Parsing one line is a pure function, so the reader never dies on one bad row.
+Records come from any supported file (``eval.data_files``). A column map (``--map
+prompt=question,label=is_correct``) names where each field lives. A prompt may be a chat
+conversation (a list of ``{"role", "content"}`` messages, as TRL's conversational datasets
+write it: shown to the judge as its transcript) and a completion a list of assistant messages.
+A row is malformed when it lacks ``prompt``, ``completion`` or ``answer``, has a field of the
+wrong type, a label outside [0, 1], or repeats an id. Parsing one row is a pure function, so
+the reader never dies on one bad row.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from adapter.conversations import message_text, prompt_text
+from eval.data_files import DataFileError, RecordError, read_records
 from judge_vllm.schemas import coerce_text, normalise_answer_type
 
 __all__ = [
@@ -22,11 +28,15 @@ __all__ = [
     "MalformedInputError",
     "RowProblem",
     "load_rows",
+    "parse_column_map",
     "parse_line",
     "parse_lines",
+    "parse_record",
 ]
 
 REQUIRED_FIELDS = ("prompt", "completion", "answer")
+MAPPABLE_FIELDS = ("id", *REQUIRED_FIELDS, "answer_type", "label")
+_BOOLEAN_LABELS = {"true": 1.0, "false": 0.0}
 
 
 class MalformedInputError(ValueError):
@@ -61,7 +71,15 @@ class EvalRow(BaseModel):
     def _label(cls, value: Any) -> float | None:
         if value is None or isinstance(value, bool | int | float):
             return None if value is None else float(value)
-        raise ValueError(f"must be a number in [0, 1] or true/false, got {type(value).__name__}")
+        if isinstance(value, str):  # CSV cells, string columns: "1", "0.5", "true"
+            text = value.strip().lower()
+            if text in _BOOLEAN_LABELS:
+                return _BOOLEAN_LABELS[text]
+            try:
+                return float(text)
+            except ValueError:
+                pass
+        raise ValueError(f"must be a number in [0, 1] or true/false, got {value!r:.40}")
 
 
 class RowProblem(BaseModel):
@@ -82,10 +100,56 @@ class LoadedRows(BaseModel):
     problems: list[RowProblem]
 
 
-def _field_name(loc: tuple[int | str, ...], label_field: str) -> str:
-    """The field as the data file names it (the label may live under another name)."""
-    name = ".".join(map(str, loc))
-    return label_field if name == "label" else name
+def parse_column_map(text: str) -> dict[str, str]:
+    """``"prompt=question,label=is_correct"`` -> ``{"prompt": "question", "label": "is_correct"}``."""
+    mapping: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        field, sep, column = (part.strip() for part in pair.partition("="))
+        if not sep or not field or not column:
+            raise ValueError(f"expected FIELD=COLUMN, got {pair!r}")
+        if field not in MAPPABLE_FIELDS:
+            raise ValueError(f"unknown field {field!r}: map one of {', '.join(MAPPABLE_FIELDS)}")
+        mapping[field] = column
+    return mapping
+
+
+def _text_or_chat(value: Any, field: str) -> Any:
+    """A chat-format prompt as its transcript, a chat-format completion as its assistant turns."""
+    if not isinstance(value, list):
+        return value
+    if not all(isinstance(m, Mapping) and "role" in m for m in value):
+        raise ValueError("expected text or a list of {role, content} messages")
+    if field == "prompt":
+        return prompt_text(value)
+    return message_text(value, "assistant")
+
+
+def parse_record(
+    row_no: int, data: Mapping[str, Any], label_field: str = "label", columns: Mapping[str, str] | None = None
+) -> EvalRow | RowProblem:
+    """One record as a row, or why it is not one; ``columns`` maps a field to its column name."""
+    names = {field: field for field in MAPPABLE_FIELDS} | {"label": label_field} | dict(columns or {})
+    missing = [names[f] for f in REQUIRED_FIELDS if data.get(names[f]) is None]
+    if missing:
+        return RowProblem(line=row_no, message=f"missing field(s): {', '.join(missing)}")
+    fields: dict[str, Any] = {}
+    for field in REQUIRED_FIELDS:
+        try:
+            fields[field] = _text_or_chat(data[names[field]], field)
+        except ValueError as err:
+            return RowProblem(line=row_no, message=f"{names[field]}: {err}")
+    row_id = data.get(names["id"])
+    fields.update(
+        id=row_id if row_id is not None else f"line-{row_no}",
+        line=row_no,
+        answer_type=data.get(names["answer_type"]),
+        label=data.get(names["label"]),
+    )
+    try:
+        return EvalRow.model_validate(fields)
+    except ValidationError as err:
+        problem = "; ".join(f"{names.get(str(e['loc'][0]), e['loc'][0])}: {e['msg']}" for e in err.errors())
+        return RowProblem(line=row_no, message=problem)
 
 
 def parse_line(line_no: int, text: str, label_field: str = "label") -> EvalRow | RowProblem:
@@ -96,21 +160,7 @@ def parse_line(line_no: int, text: str, label_field: str = "label") -> EvalRow |
         return RowProblem(line=line_no, message=f"not valid JSON: {err.msg} (column {err.colno})")
     if not isinstance(data, dict):
         return RowProblem(line=line_no, message=f"expected a JSON object, got {type(data).__name__}")
-    missing = [name for name in REQUIRED_FIELDS if data.get(name) is None]
-    if missing:
-        return RowProblem(line=line_no, message=f"missing field(s): {', '.join(missing)}")
-    fields = {name: data[name] for name in REQUIRED_FIELDS}
-    fields.update(
-        id=data.get("id") if data.get("id") is not None else f"line-{line_no}",
-        line=line_no,
-        answer_type=data.get("answer_type"),
-        label=data.get(label_field),
-    )
-    try:
-        return EvalRow.model_validate(fields)
-    except ValidationError as err:
-        problem = "; ".join(f"{_field_name(e['loc'], label_field)}: {e['msg']}" for e in err.errors())
-        return RowProblem(line=line_no, message=problem)
+    return parse_record(line_no, data, label_field)
 
 
 def parse_lines(
@@ -120,17 +170,44 @@ def parse_lines(
 
     Raises ``MalformedInputError`` on the first bad line when ``strict``.
     """
+    records = (
+        (line_no, json_record)
+        for line_no, text in enumerate(lines, start=1)
+        if text.strip()
+        for json_record in [_json_record(text)]
+    )
+    return _collect(records, label_field, None, limit, strict)
+
+
+def _json_record(text: str) -> dict[str, Any] | RecordError:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        return RecordError(f"not valid JSON: {err.msg} (column {err.colno})")
+    if not isinstance(data, dict):
+        return RecordError(f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _collect(
+    records: Iterable[tuple[int, dict[str, Any] | RecordError]],
+    label_field: str,
+    columns: Mapping[str, str] | None,
+    limit: int | None,
+    strict: bool,
+) -> LoadedRows:
     rows: list[EvalRow] = []
     problems: list[RowProblem] = []
     seen: set[str] = set()
-    for line_no, text in enumerate(lines, start=1):
+    for row_no, record in records:
         if limit is not None and len(rows) >= limit:
             break
-        if not text.strip():
-            continue
-        parsed = parse_line(line_no, text, label_field)
+        if isinstance(record, RecordError):
+            parsed: EvalRow | RowProblem = RowProblem(line=row_no, message=str(record))
+        else:
+            parsed = parse_record(row_no, record, label_field, columns)
         if isinstance(parsed, EvalRow) and parsed.id in seen:
-            parsed = RowProblem(line=line_no, message=f"duplicate id {parsed.id!r}")
+            parsed = RowProblem(line=row_no, message=f"duplicate id {parsed.id!r}")
         if isinstance(parsed, RowProblem):
             if strict:
                 raise MalformedInputError(f"line {parsed.line}: {parsed.message}")
@@ -142,11 +219,14 @@ def parse_lines(
 
 
 def load_rows(
-    path: str | Path, label_field: str = "label", limit: int | None = None, strict: bool = False
+    path: str | Path,
+    label_field: str = "label",
+    limit: int | None = None,
+    strict: bool = False,
+    columns: Mapping[str, str] | None = None,
 ) -> LoadedRows:
-    """Read a JSONL data file; see ``parse_lines``."""
+    """Read a data file in any supported format (``eval.data_files``); see ``parse_record``."""
     try:
-        with Path(path).open(encoding="utf-8", errors="replace") as handle:
-            return parse_lines(handle, label_field, limit, strict)
-    except OSError as err:
-        raise MalformedInputError(f"cannot read data file {path}: {err.strerror}") from None
+        return _collect(read_records(path), label_field, columns, limit, strict)
+    except DataFileError as err:
+        raise MalformedInputError(str(err)) from None

@@ -25,6 +25,7 @@ from importlib import metadata
 from typing import Any, ClassVar
 
 from adapter.config import ConfigLike, RewardConfig
+from adapter.conversations import message_text, prompt_text
 from adapter.factory import create_judge_reward
 from adapter.forking import reset_after_fork
 from adapter.reward import BaseJudgeReward
@@ -53,39 +54,6 @@ _TRL_KWARGS = frozenset({"completion_ids", "trainer_state", "log_extra", "log_me
 EXTRA_COLUMNS = {"judge_source": "source", "judge_explanation": "explanation", "judge_reason": "reason"}
 
 Rewards = list[float | None]
-
-
-def message_text(value: str | Sequence[Mapping[str, Any]], role: str) -> str:
-    """The text of a plain prompt or completion, or the joined ``role`` contents of a conversation."""
-    if isinstance(value, str):
-        return value
-    return "\n\n".join(_content_text(m.get("content")) for m in value if m.get("role") == role)
-
-
-def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
-    """What the judge is shown as the prompt: plain text as is, a lone user turn as its text,
-    any other conversation as a transcript of ``role: text`` turns (system prompt and earlier
-    turns included) separated by blank lines. Empty turns (a tool call's) are left out.
-
-    The judge's ``max_prompt_chars`` bounds it, keeping its start and, mostly, its end: the
-    system prompt's opening and the last user turn.
-    """
-    if isinstance(prompt, str):
-        return prompt
-    turns = [(str(m.get("role")), _content_text(m.get("content"))) for m in prompt]
-    turns = [(role, text) for role, text in turns if text]
-    if len(turns) == 1 and turns[0][0] == "user":
-        return turns[0][1]
-    return "\n\n".join(f"{role}: {text}" for role, text in turns)
-
-
-def _content_text(content: Any) -> str:
-    """A message's content: a string, or the text parts of a multimodal content list."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part["text"] for part in content if part.get("type") == "text")
 
 
 def batch_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:

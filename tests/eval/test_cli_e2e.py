@@ -31,3 +31,42 @@ def test_judge_eval_with_the_real_judge(judge_url, tmp_path, rows, write_jsonl, 
     again = read_scores(tmp_path / "again")
     assert {s["judge_source"] for s in again} <= {"cache", "rule"}
     assert [s["judge"] for s in again] == [s["judge"] for s in scores]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_real_judge_scores_a_users_file_through_map(
+    judge_url, tmp_path, rows, write_config, read_scores, suffix
+):
+    """The user's own file and column names, judged by the real judge (not a fallback)."""
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    renamed = [
+        {
+            "q": r["prompt"],
+            "resp": r["completion"],
+            "gold": r["answer"],
+            "ok": r["label"],
+            "t": r["answer_type"],
+        }
+        for r in rows[:3]
+    ]
+    data = tmp_path / f"user{suffix}"
+    if suffix == ".csv":
+        with data.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(renamed[0]))
+            writer.writeheader()
+            writer.writerows(renamed)
+    else:
+        pq.write_table(pa.Table.from_pylist(renamed), data)
+    config = write_config(tmp_path / "c.yaml", judge_url, tmp_path / "cache", model="smollm2")
+    mapping = "prompt=q,completion=resp,answer=gold,label=ok,answer_type=t"
+    args = ["--data", str(data), "--config", str(config), "--no-progress", "--map", mapping]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    scores = read_scores(tmp_path / "out")
+    first = 2 if suffix == ".csv" else 1  # a CSV row is numbered by its line, after the header
+    assert [s["id"] for s in scores] == [f"line-{first + i}" for i in range(3)]
+    assert {s["judge_source"] for s in scores} == {"judge"}
+    assert [s["label"] for s in scores] == [1.0, 0.0, 1.0]
