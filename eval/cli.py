@@ -35,13 +35,21 @@ from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
 from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
 from eval.coverage import DEFAULT_MIN_JUDGED, JudgeCoverage, judge_coverage
 from eval.data_files import FORMATS
-from eval.dataset import LoadedRows, MalformedInputError, load_rows, parse_column_map
+from eval.dataset import DEFAULT_GROUP_BY, LoadedRows, MalformedInputError, load_rows, parse_column_map
 from eval.from_log import read_logs
 from eval.log_report import LOG_REPORT_MD, write_log_report
 from eval.metrics import EvalSummary, summarize
-from eval.plots import AGREEMENT_PNG, REWARD_HIST_PNG, plot_agreement, plot_reward_hist
+from eval.plots import (
+    AGREEMENT_PNG,
+    RELIABILITY_PNG,
+    REWARD_HIST_PNG,
+    plot_agreement,
+    plot_reliability,
+    plot_reward_hist,
+)
 from eval.report import RunInfo, build_report, fmt, to_html, to_markdown
 from eval.scoring import DEFAULT_CHUNK_SIZE, JudgeRun, ScoredRow, merge_scores, score_judge, score_rules
+from eval.verdict import Assessment, assess
 from judge_vllm.errors import JudgeError
 
 __all__ = ["main", "write_outputs"]
@@ -84,6 +92,10 @@ def _parser() -> argparse.ArgumentParser:
         help="where each field lives, e.g. prompt=question,completion=response,answer=gold,label=is_correct",
     )
     parser.add_argument("--strict", action="store_true", help="stop at the first malformed row")
+    parser.add_argument(
+        "--group-by", default=DEFAULT_GROUP_BY, metavar="COLUMN", help="per-group table by this column"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals and baselines")
     parser.add_argument(
         "--chunk-size", type=_positive_int, default=DEFAULT_CHUNK_SIZE, help="rows per reward_batch"
     )
@@ -161,7 +173,14 @@ def _score(
     return merge_scores(rows, rule_scores, judge_run.results if judge_run else None), judge_run
 
 
-def write_outputs(out: Path, scored: Sequence[ScoredRow], summary: EvalSummary, run: RunInfo) -> None:
+def write_outputs(
+    out: Path,
+    scored: Sequence[ScoredRow],
+    summary: EvalSummary,
+    run: RunInfo,
+    assessment: Assessment | None = None,
+    group_by: str = DEFAULT_GROUP_BY,
+) -> None:
     """Write scores.jsonl, the plots, report.md and report.html into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     with (out / SCORES_JSONL).open("w", encoding="utf-8") as handle:
@@ -169,7 +188,8 @@ def write_outputs(out: Path, scored: Sequence[ScoredRow], summary: EvalSummary, 
             handle.write(row.model_dump_json() + "\n")
     plot_reward_hist(scored, out / REWARD_HIST_PNG)
     plot_agreement(summary, scored, out / AGREEMENT_PNG)
-    blocks = build_report(summary, run)
+    plot_reliability(scored, out / RELIABILITY_PNG)
+    blocks = build_report(summary, run, assessment, group_by)
     (out / REPORT_MD).write_text(to_markdown(blocks), encoding="utf-8")
     (out / REPORT_HTML).write_text(to_html(blocks), encoding="utf-8")
 
@@ -279,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         return _from_log(args, out, err)
     try:
         config = RewardConfig.from_any(args.config) if args.config else RewardConfig()
-        loaded = load_rows(args.data, args.label_field, args.limit, args.strict, args.map)
+        loaded = load_rows(args.data, args.label_field, args.limit, args.strict, args.map, args.group_by)
     except (JudgeError, MalformedInputError) as error:
         err.print(f"error: {error}", markup=False, highlight=False)
         return 2
@@ -308,7 +328,10 @@ def main(argv: list[str] | None = None) -> int:
         problems=loaded.problems,
         coverage=judge_coverage(r.judge_source for r in scored) if judge_run else None,
     )
-    write_outputs(args.out, scored, summary, run)
+    assessment = assess(scored, run.coverage, run.judge_calls, run.judge_seconds, args.seed)
+    write_outputs(args.out, scored, summary, run, assessment, args.group_by)
+    for line in assessment.lines:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     _print_summary(out, summary, run, args.out)
     return _judged_enough(args, {"judge": run.coverage} if run.coverage else {}, err)
 

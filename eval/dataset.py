@@ -36,6 +36,7 @@ __all__ = [
 
 REQUIRED_FIELDS = ("prompt", "completion", "answer")
 MAPPABLE_FIELDS = ("id", *REQUIRED_FIELDS, "answer_type", "label")
+DEFAULT_GROUP_BY = "category"
 _BOOLEAN_LABELS = {"true": 1.0, "false": 0.0}
 
 
@@ -55,6 +56,7 @@ class EvalRow(BaseModel):
     answer: str
     answer_type: str | None = None
     label: float | None = Field(default=None, ge=0.0, le=1.0)
+    group: str | None = Field(default=None, description="the --group-by column's value (e.g. category)")
 
     @field_validator("prompt", "completion", "answer", "id", mode="before")
     @classmethod
@@ -125,9 +127,14 @@ def _text_or_chat(value: Any, field: str) -> Any:
 
 
 def parse_record(
-    row_no: int, data: Mapping[str, Any], label_field: str = "label", columns: Mapping[str, str] | None = None
+    row_no: int,
+    data: Mapping[str, Any],
+    label_field: str = "label",
+    columns: Mapping[str, str] | None = None,
+    group_by: str = DEFAULT_GROUP_BY,
 ) -> EvalRow | RowProblem:
-    """One record as a row, or why it is not one; ``columns`` maps a field to its column name."""
+    """One record as a row, or why it is not one; ``columns`` maps a field to its column name,
+    ``group_by`` names the column whose value groups rows in the report."""
     names = {field: field for field in MAPPABLE_FIELDS} | {"label": label_field} | dict(columns or {})
     missing = [names[f] for f in REQUIRED_FIELDS if data.get(names[f]) is None]
     if missing:
@@ -144,6 +151,7 @@ def parse_record(
         line=row_no,
         answer_type=data.get(names["answer_type"]),
         label=data.get(names["label"]),
+        group=None if data.get(group_by) is None else str(data.get(group_by)),
     )
     try:
         return EvalRow.model_validate(fields)
@@ -176,7 +184,7 @@ def parse_lines(
         if text.strip()
         for json_record in [_json_record(text)]
     )
-    return _collect(records, label_field, None, limit, strict)
+    return _collect(records, label_field, None, limit, strict, DEFAULT_GROUP_BY)
 
 
 def _json_record(text: str) -> dict[str, Any] | RecordError:
@@ -195,6 +203,7 @@ def _collect(
     columns: Mapping[str, str] | None,
     limit: int | None,
     strict: bool,
+    group_by: str,
 ) -> LoadedRows:
     rows: list[EvalRow] = []
     problems: list[RowProblem] = []
@@ -205,7 +214,7 @@ def _collect(
         if isinstance(record, RecordError):
             parsed: EvalRow | RowProblem = RowProblem(line=row_no, message=str(record))
         else:
-            parsed = parse_record(row_no, record, label_field, columns)
+            parsed = parse_record(row_no, record, label_field, columns, group_by)
         if isinstance(parsed, EvalRow) and parsed.id in seen:
             parsed = RowProblem(line=row_no, message=f"duplicate id {parsed.id!r}")
         if isinstance(parsed, RowProblem):
@@ -224,9 +233,10 @@ def load_rows(
     limit: int | None = None,
     strict: bool = False,
     columns: Mapping[str, str] | None = None,
+    group_by: str = DEFAULT_GROUP_BY,
 ) -> LoadedRows:
     """Read a data file in any supported format (``eval.data_files``); see ``parse_record``."""
     try:
-        return _collect(read_records(path), label_field, columns, limit, strict)
+        return _collect(read_records(path), label_field, columns, limit, strict, group_by)
     except DataFileError as err:
         raise MalformedInputError(str(err)) from None

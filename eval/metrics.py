@@ -75,7 +75,7 @@ class PairStats(BaseModel):
 
 
 class GroupStats(BaseModel):
-    """Means and agreement for one answer_type."""
+    """Means and agreement for one group of rows (an answer_type, or a --group-by value)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -126,6 +126,7 @@ class EvalSummary(BaseModel):
     rule_vs_label: PairStats | None
     judge_vs_label: PairStats | None
     per_answer_type: list[GroupStats]
+    per_group: list[GroupStats] = []
     sources: list[SourceStats]
     latency: LatencyStats | None
     disagreements: list[ScoredRow]
@@ -223,7 +224,7 @@ def _present(values: Sequence[float | None]) -> list[float]:
     return [v for v in values if v is not None]
 
 
-def _answer_type_stats(name: str, rows: Sequence[ScoredRow]) -> GroupStats:
+def _group_stats(name: str, rows: Sequence[ScoredRow]) -> GroupStats:
     rule = [r.rule for r in rows]
     judge = [r.judge for r in rows]
     labels = [r.label for r in rows]
@@ -279,6 +280,8 @@ def summarize(rows: Sequence[ScoredRow], top: int = 10) -> EvalSummary:
     labelled = sum(v is not None for v in labels)
     by_type = _group(rows, lambda r: r.answer_type or NO_ANSWER_TYPE)
     by_source = _group(rows, lambda r: r.judge_source or "")
+    grouped = [r for r in rows if r.group is not None]
+    by_group = _group(grouped, lambda r: r.group or "") if grouped else {}
     return EvalSummary(
         rows=len(rows),
         labelled=labelled,
@@ -288,7 +291,8 @@ def summarize(rows: Sequence[ScoredRow], top: int = 10) -> EvalSummary:
         rule_vs_judge=compare("rule", rule, "judge", judge) if judged else None,
         rule_vs_label=compare("label", labels, "rule", rule) if labelled else None,
         judge_vs_label=compare("label", labels, "judge", judge) if labelled and judged else None,
-        per_answer_type=[_answer_type_stats(name, group) for name, group in by_type.items()],
+        per_answer_type=[_group_stats(name, group) for name, group in by_type.items()],
+        per_group=[_group_stats(name, group) for name, group in by_group.items()],
         sources=[_source_stats(s, g, len(rows)) for s, g in by_source.items()] if judged else [],
         latency=_latency(rows) if judged else None,
         disagreements=top_disagreements(rows, top) if judged else [],

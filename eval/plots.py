@@ -3,6 +3,8 @@
 ``reward_hist.png``: rule and judge reward distributions. ``agreement.png``: a confusion
 matrix per available pair (rule vs judge, rule vs label, judge vs label) and, with judge
 scores, a scatter of rule vs judge (jittered with a fixed seed, coloured by label).
+``reliability.png``: the judge's reward against the share of label-1 rows, in ten reward
+bins, on the rows it decided (a calibrated judge lies on the diagonal).
 """
 
 from __future__ import annotations
@@ -14,13 +16,23 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from eval.coverage import JUDGE_DECIDED
 from eval.metrics import EvalSummary, PairStats
 from eval.scoring import ScoredRow
 
-__all__ = ["AGREEMENT_PNG", "REWARD_HIST_PNG", "plot_agreement", "plot_reward_hist"]
+__all__ = [
+    "AGREEMENT_PNG",
+    "RELIABILITY_PNG",
+    "REWARD_HIST_PNG",
+    "plot_agreement",
+    "plot_reliability",
+    "plot_reward_hist",
+]
 
 REWARD_HIST_PNG = "reward_hist.png"
 AGREEMENT_PNG = "agreement.png"
+RELIABILITY_PNG = "reliability.png"
+RELIABILITY_BINS = 10
 HIST_BINS = 20
 JITTER = 0.03
 DPI = 110
@@ -82,5 +94,33 @@ def plot_agreement(summary: EvalSummary, rows: Sequence[ScoredRow], path: Path) 
     if panels == 0:
         axes[0][0].text(0.5, 0.5, "no judge scores and no labels", ha="center", va="center")
         axes[0][0].set_axis_off()
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+
+
+def plot_reliability(rows: Sequence[ScoredRow], path: Path) -> None:
+    """Reliability diagram: mean judge reward vs share of label-1 rows per reward bin, with counts."""
+    kept = [r for r in rows if r.judge is not None and r.label is not None and r.judge_source in JUDGE_DECIDED]
+    fig = Figure(figsize=(5.5, 5))
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], linestyle="--", color="gray", label="calibrated")
+    if kept:
+        rewards = np.array([r.judge for r in kept], dtype=float)
+        labels = np.array([r.label for r in kept], dtype=float) >= 0.5
+        bins = np.minimum((rewards * RELIABILITY_BINS).astype(int), RELIABILITY_BINS - 1)
+        filled = [b for b in range(RELIABILITY_BINS) if (bins == b).any()]
+        x = [float(rewards[bins == b].mean()) for b in filled]
+        y = [float(labels[bins == b].mean()) for b in filled]
+        ax.plot(x, y, marker="o", label=f"judge (n={len(kept)})")
+        for xi, yi, b in zip(x, y, filled, strict=True):
+            ax.annotate(str(int((bins == b).sum())), (xi, yi), textcoords="offset points", xytext=(4, 4))
+    else:
+        ax.text(0.5, 0.5, "no labelled rows decided by the judge", ha="center", va="center")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("judge reward (bin mean)")
+    ax.set_ylabel("share labelled correct")
+    ax.set_title("Reliability (numbers: rows per bin)")
+    ax.legend(loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)

@@ -15,8 +15,10 @@ from pydantic import BaseModel, ConfigDict
 
 from eval.coverage import JudgeCoverage
 from eval.dataset import RowProblem
-from eval.metrics import THRESHOLD, EvalSummary, PairStats
+from eval.intervals import Interval
+from eval.metrics import THRESHOLD, EvalSummary, GroupStats, PairStats
 from eval.scoring import ScoredRow
+from eval.verdict import Assessment
 
 __all__ = [
     "Block",
@@ -32,7 +34,11 @@ __all__ = [
 ]
 
 MAX_TEXT_CHARS = 600
-PLOTS = (("reward_hist.png", "Rule vs judge reward distributions"), ("agreement.png", "Agreement"))
+PLOTS = (
+    ("reward_hist.png", "Rule vs judge reward distributions"),
+    ("agreement.png", "Agreement"),
+    ("reliability.png", "Reliability of the judge's reward"),
+)
 
 
 class RunInfo(BaseModel):
@@ -140,11 +146,49 @@ def _confusion_section(summary: EvalSummary) -> list[Block]:
     return blocks if len(blocks) > 1 else []
 
 
-def _answer_type_section(summary: EvalSummary) -> list[Block]:
-    header = ["answer_type", "n", "rule mean", "judge mean", "agreement", "rule accuracy", "judge accuracy"]
+def _group_table(column: str, groups: Sequence[GroupStats]) -> Table:
+    header = [column, "n", "rule mean", "judge mean", "agreement", "rule accuracy", "judge accuracy"]
     rows = [[g.name, str(g.n), fmt(g.rule_mean), fmt(g.judge_mean), fmt(g.agreement),
-             fmt(g.rule_accuracy), fmt(g.judge_accuracy)] for g in summary.per_answer_type]  # fmt: skip
-    return [Heading("Per answer_type"), Table(header, rows)]
+             fmt(g.rule_accuracy), fmt(g.judge_accuracy)] for g in groups]  # fmt: skip
+    return Table(header, rows)
+
+
+def _answer_type_section(summary: EvalSummary) -> list[Block]:
+    return [Heading("Per answer_type"), _group_table("answer_type", summary.per_answer_type)]
+
+
+def _group_section(summary: EvalSummary, group_by: str) -> list[Block]:
+    if not summary.per_group:
+        return []
+    return [Heading(f"Per {group_by}"), _group_table(group_by, summary.per_group)]
+
+
+def _with_ci(value: float | None, ci: Interval | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci else "")
+
+
+def _verdict_section(assessment: Assessment) -> list[Block]:
+    header = ["scorer", "labelled rows", "agreement", "kappa", "AUROC (rows)", "false-positive rate",
+              "judge calls / 1k rows", "seconds / 1k rows"]  # fmt: skip
+    rows = [[s.name, str(s.n), _with_ci(s.accuracy, s.accuracy_ci), _with_ci(s.kappa, s.kappa_ci),
+             f"{_with_ci(s.auroc, s.auroc_ci)} ({s.auroc_rows})",
+             _with_ci(s.false_positive_rate, s.false_positive_rate_ci),
+             fmt(s.judge_calls_per_1000, 0), fmt(s.seconds_per_1000, 1)]
+            for s in assessment.scorers]  # fmt: skip
+    return [
+        Heading("Verdict"),
+        *(Paragraph(line) for line in assessment.lines),
+        Heading("Against the labels, with 95% intervals"),
+        Paragraph(
+            "Bootstrap intervals (1,000 row resamples, --seed). The judge's AUROC is taken on the rows it "
+            "decided (source judge or cache), the others' on every labelled row. The false-positive rate is "
+            "the share of label-0 rows paid 0.5 or more: what a policy learns to exploit. The baselines "
+            "know nothing: a judge must beat them."
+        ),
+        Table(header, rows),
+    ]
 
 
 def _source_section(summary: EvalSummary) -> list[Block]:
@@ -228,8 +272,10 @@ def _overview(summary: EvalSummary, run: RunInfo) -> list[Block]:
     ]
 
 
-def build_report(summary: EvalSummary, run: RunInfo) -> list[Block]:
-    """The report's blocks, in order."""
+def build_report(
+    summary: EvalSummary, run: RunInfo, assessment: Assessment | None = None, group_by: str = "category"
+) -> list[Block]:
+    """The report's blocks, in order: what the data supports first."""
     plots: list[Block] = [Heading("Plots"), *(Image(path, alt) for path, alt in PLOTS)]
     problems: list[Block] = []
     if run.problems:
@@ -239,9 +285,11 @@ def build_report(summary: EvalSummary, run: RunInfo) -> list[Block]:
         ]
     return [
         *_overview(summary, run),
+        *(_verdict_section(assessment) if assessment else []),
         *_agreement_section(summary),
         *_confusion_section(summary),
         *_answer_type_section(summary),
+        *_group_section(summary, group_by),
         *_source_section(summary),
         *_speed_section(summary, run),
         *plots,

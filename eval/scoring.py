@@ -51,6 +51,7 @@ class ScoredRow(BaseModel):
     judge_explanation: str | None = None
     judge_reason: str | None = None
     latency_ms: float | None = None
+    group: str | None = None
     prompt: str
     completion: str
     answer: str
@@ -155,6 +156,7 @@ def merge_scores(
                 rule_explanation=rule.explanation,
                 rule_reason=rule.reason,
                 rule_extracted=rule.extracted,
+                group=row.group,
                 prompt=row.prompt,
                 completion=row.completion,
                 answer=row.answer,

@@ -12,7 +12,7 @@ import pytest
 from eval.cli import main
 from judge_vllm.testing.fake_server import FaultPlan
 
-OUTPUTS = ("scores.jsonl", "report.md", "report.html", "reward_hist.png", "agreement.png")
+OUTPUTS = ("scores.jsonl", "report.md", "report.html", "reward_hist.png", "agreement.png", "reliability.png")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -28,6 +28,7 @@ def test_rule_only_writes_every_output(tmp_path, rows, write_jsonl, read_scores,
         assert (out / name).stat().st_size > 0, name
     assert (out / "reward_hist.png").read_bytes().startswith(PNG_MAGIC)
     assert (out / "agreement.png").read_bytes().startswith(PNG_MAGIC)
+    assert (out / "reliability.png").read_bytes().startswith(PNG_MAGIC)
     scores = read_scores(out)
     assert [s["id"] for s in scores] == [r["id"] for r in rows]
     assert all(s["judge"] is None and s["judge_source"] is None for s in scores)
@@ -194,3 +195,37 @@ def test_counts_must_be_positive(tmp_path, option, capsys):
         main(["--data", "d.jsonl", "--out", str(tmp_path), option, "0"])
     assert exited.value.code == 2
     assert "must be at least 1" in capsys.readouterr().err
+
+
+def _verdict(report: str) -> list[str]:
+    """The verdict section without the cost columns (a rerun is answered from the cache, faster)."""
+    section = report[report.index("## Verdict") : report.index("## Agreement")]
+    return [line.rsplit(" | ", 2)[0] if line.startswith("| ") else line for line in section.splitlines()]
+
+
+def test_report_opens_with_the_verdict_reproducible_by_seed(
+    tmp_path, rows, write_jsonl, write_config, fake_judge, capsys
+):
+    data = write_jsonl(tmp_path / "d.jsonl", [{**r, "category": r.get("answer_type", "none")} for r in rows])
+    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache")
+    verdicts = []
+    for out, seed in (("a", "1"), ("b", "1"), ("c", "2")):
+        assert _run(data, tmp_path / out, "--config", str(config), "--seed", seed) == 0
+        verdicts.append(_verdict((tmp_path / out / "report.md").read_text()))
+    assert verdicts[0] == verdicts[1] and verdicts[0] != verdicts[2]
+    report = (tmp_path / "a" / "report.md").read_text()
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## Verdict", "## Against the labels, with 95% intervals"]
+    for scorer in ("rule", "judge", "always correct (majority)", "random rewards"):
+        assert f"\n| {scorer} | 8 |" in report
+    assert "## Per category" in report and "| NUMBER | 3 |" in report.split("## Per category")[1]
+    assert "Agreement with the labels: judge" in capsys.readouterr().out
+
+
+def test_group_by_names_another_column(tmp_path, rows, write_jsonl):
+    data = write_jsonl(
+        tmp_path / "d.jsonl", [{**r, "source_set": "gsm" if i % 2 else "math"} for i, r in enumerate(rows)]
+    )
+    assert _run(data, tmp_path / "out", "--rule-only", "--group-by", "source_set") == 0
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Per source_set" in report and "| gsm | 4 |" in report and "| math | 4 |" in report
