@@ -1,11 +1,39 @@
-"""Confidence calibration: shrink judge rewards the judge itself was unsure of (the seed's
-``if confidence < 0.5: score *= 0.8``). Off unless ``calibration`` is set in the config."""
+"""Calibration: from the judge's score to the reward a trainer gets.
+
+Two kinds, both off unless configured:
+
+- ``calibration`` (the seed's ``if confidence < 0.5: score *= 0.8``): rewards whose
+  ``confidence`` is below a threshold are shrunk by a factor.
+- ``calibration_file`` (fitted by ``judge-eval --calibrate``): a monotone map from the judge's
+  score to P(correct), per answer type, fitted on labelled rows for one model, profile and
+  mode. The reward is then the calibrated probability. A file fitted for another profile or
+  mode (or another model, when the config names one) is refused when the reward system is
+  built; a judge found serving another model at run time gets its rewards uncalibrated, each
+  saying why.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import bisect
+import hashlib
+import math
+from pathlib import Path
+from typing import Literal
 
-__all__ = ["ConfidenceCalibration", "calibrate"]
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judge_vllm.errors import JudgeConfigError
+
+__all__ = [
+    "ANY_ANSWER_TYPE",
+    "CalibrationCurve",
+    "CalibrationFile",
+    "ConfidenceCalibration",
+    "calibrate",
+    "load_calibration_file",
+]
+
+ANY_ANSWER_TYPE = "*"
 
 
 class ConfidenceCalibration(BaseModel):
@@ -28,3 +56,120 @@ def calibrate(
         return reward, None
     note = f"shrunk x{settings.factor:g}: confidence {confidence:.2f} < {settings.threshold:g}"
     return reward * settings.factor, note
+
+
+class CalibrationCurve(BaseModel):
+    """A monotone map from the judge's score in [0, 1] to P(correct).
+
+    ``isotonic``: piecewise linear through ``knots`` (score, probability), flat beyond the ends.
+    ``platt``: ``sigmoid(slope * logit(score) + intercept)``. ``threshold`` is the judge score
+    where the map first reaches 0.5 (what the 0.5 cut on the calibrated reward means on the
+    judge's own scale); ``rows`` how many labelled rows it was fitted on.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    method: Literal["isotonic", "platt"]
+    rows: int = Field(ge=1)
+    threshold: float | None = Field(ge=0.0, le=1.0)
+    knots: list[tuple[float, float]] = Field(default_factory=list)
+    slope: float | None = None
+    intercept: float | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> CalibrationCurve:
+        if self.method == "isotonic":
+            xs = [x for x, _ in self.knots]
+            ys = [y for _, y in self.knots]
+            if not xs or xs != sorted(xs) or ys != sorted(ys):
+                raise ValueError(
+                    "isotonic knots must be non-empty and increasing in both score and probability"
+                )
+            if not all(0.0 <= v <= 1.0 for v in xs + ys):
+                raise ValueError("isotonic knots must lie in [0, 1]")
+        elif self.slope is None or self.intercept is None or self.slope < 0:
+            raise ValueError("platt needs slope >= 0 and intercept")
+        return self
+
+    def probability(self, score: float) -> float:
+        """P(correct) for the judge's ``score``."""
+        if self.method == "platt":
+            assert self.slope is not None and self.intercept is not None
+            return _sigmoid(self.slope * logit(score) + self.intercept)
+        xs = [x for x, _ in self.knots]
+        i = bisect.bisect_right(xs, score)
+        if i == 0:
+            return self.knots[0][1]
+        if i == len(xs):
+            return self.knots[-1][1]
+        (x0, y0), (x1, y1) = self.knots[i - 1], self.knots[i]
+        return y0 + (y1 - y0) * (score - x0) / (x1 - x0)
+
+
+def logit(score: float, eps: float = 1e-4) -> float:
+    """log-odds of ``score``, clipped away from 0 and 1."""
+    p = min(1 - eps, max(eps, score))
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
+
+
+class CalibrationFile(BaseModel):
+    """What ``judge-eval --calibrate`` writes: curves for one model, profile and mode.
+
+    ``curves`` maps an answer type (or ``"*"``, every other type) to its curve;
+    ``cross_validation`` holds the held-out figures judge-eval reported when fitting.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal[1] = 1
+    model: str | None
+    profile: str
+    mode: str
+    curves: dict[str, CalibrationCurve] = Field(min_length=1)
+    cross_validation: dict[str, float | int | None] = Field(default_factory=dict)
+
+    @property
+    def identity(self) -> str:
+        """A short content hash naming this calibration in explanations and the judgment log."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:12]
+
+    def curve(self, answer_type: str | None) -> CalibrationCurve | None:
+        """The curve for ``answer_type``, else the ``"*"`` curve, else None."""
+        return self.curves.get(answer_type or ANY_ANSWER_TYPE) or self.curves.get(ANY_ANSWER_TYPE)
+
+    def refusal(self, model: str | None, profile: str, mode: str) -> str | None:
+        """Why this file must not calibrate that judge (None when it may)."""
+        if (profile, mode) != (self.profile, self.mode):
+            return (
+                f"fitted for profile {self.profile!r} in mode {self.mode!r}, "
+                f"this judge is profile {profile!r} in mode {mode!r}"
+            )
+        if model is not None and self.model is not None and model != self.model:
+            return f"fitted for model {self.model!r}, this judge is {model!r}"
+        return None
+
+
+def load_calibration_file(path: Path, model: str | None, profile: str, mode: str) -> CalibrationFile:
+    """Read and check a calibration file; ``JudgeConfigError`` when unreadable or fitted for
+    another judge (``model`` None: not known yet, checked on the first verdict)."""
+    try:
+        calibration = CalibrationFile.model_validate_json(path.expanduser().read_bytes())
+    except OSError as err:
+        raise JudgeConfigError(f"calibration_file {str(path)!r}: cannot read it ({err.strerror})") from None
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in err.errors()[:3]
+        )
+        raise JudgeConfigError(
+            f"calibration_file {str(path)!r} is not a judge-eval calibration: {problems}"
+        ) from None
+    refusal = calibration.refusal(model, profile, mode)
+    if refusal:
+        raise JudgeConfigError(
+            f"calibration_file {str(path)!r} was {refusal}; fit one for this judge with judge-eval --calibrate"
+        )
+    return calibration

@@ -86,6 +86,9 @@ class RewardConfig(JudgeClientConfig):
     calibration: ConfidenceCalibration | None = Field(
         default=None, description="shrink low-confidence judge rewards; None = off"
     )
+    calibration_file: Path | None = Field(
+        default=None, description="judge-eval --calibrate's file: rewards become calibrated P(correct)"
+    )
     rules: RuleSettings = Field(default_factory=RuleSettings)
     # Observability (docs/observability.md).
     metrics_port: int | None = Field(

@@ -100,6 +100,7 @@ def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int)
         "score": entry.score,
         "label": result.label,
         "confidence": result.confidence,
+        "calibration": result.calibration,
         "explanation": text(result.explanation),
         "reason": result.reason,
         "latency_ms": round(result.latency_ms, 3),

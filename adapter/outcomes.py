@@ -1,16 +1,17 @@
 """The last step of every reward: the result, counted in the metrics and offered to the judgment log.
 
 Every ``RewardResult`` the reward system returns is made here: bad input (``invalid``), a
-verdict from the judge or the cache (``from_verdict``, calibrated), and the rule's or the
-fallback's rewards (``finish``).
+verdict from the judge or the cache (``from_verdict``: the ``calibration_file`` curve, then the
+confidence shrink), and the rule's or the fallback's rewards (``finish``).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
-from adapter.calibration import calibrate
+from adapter.calibration import CalibrationFile, calibrate, load_calibration_file
 from adapter.config import RewardConfig
 from adapter.inputs import InvalidInput
 from adapter.judgment_log import JudgmentLog
@@ -24,10 +25,22 @@ __all__ = ["RewardOutcomes"]
 class RewardOutcomes:
     """Builds the results of one reward system, and records each in its metrics and judgment log."""
 
-    def __init__(self, config: RewardConfig, metrics: RewardMetrics, judgment_log: JudgmentLog) -> None:
+    def __init__(
+        self,
+        config: RewardConfig,
+        metrics: RewardMetrics,
+        judgment_log: JudgmentLog,
+        model: Callable[[], str | None],
+    ) -> None:
         self.config = config
         self.metrics = metrics
         self.judgment_log = judgment_log
+        self._model = model
+        self._calibration: CalibrationFile | None = (
+            load_calibration_file(config.calibration_file, config.model, config.profile, config.mode)
+            if config.calibration_file is not None
+            else None
+        )
 
     def invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
@@ -45,18 +58,41 @@ class RewardOutcomes:
     def from_verdict(
         self, request: JudgeRequest, started: float, verdict: Verdict, source: Source
     ) -> RewardResult:
-        reward, note = calibrate(verdict.score, verdict.confidence, self.config.calibration)
+        probability, fitted, applied = self._fitted(verdict.score, request.answer_type)
+        reward, shrunk = calibrate(probability, verdict.confidence, self.config.calibration)
+        notes = "; ".join(note for note in (fitted, shrunk) if note)
         return self.finish(
             request,
             started,
             reward,
             source,
-            f"{verdict.explanation} ({note})" if note else verdict.explanation,
+            f"{verdict.explanation} ({notes})" if notes else verdict.explanation,
             detailed_scores=verdict.detailed_scores,
             confidence=verdict.confidence,
             judge_scores=verdict.judge_scores,
             label=verdict.label,
+            judge_score=verdict.score,
+            calibration=applied,
             score=verdict.score,
+        )
+
+    def _fitted(self, score: float, answer_type: str | None) -> tuple[float, str | None, str | None]:
+        """The ``calibration_file``'s P(correct) for ``score``, a note, and the file's identity
+        (``score`` unchanged, with the reason, when the file does not apply)."""
+        calibration = self._calibration
+        if calibration is None:
+            return score, None, None
+        refusal = calibration.refusal(self._model(), self.config.profile, self.config.mode)
+        if refusal:
+            return score, f"not calibrated: calibration_file {refusal}", None
+        curve = calibration.curve(answer_type)
+        if curve is None:
+            return score, f"not calibrated: no curve for answer_type {answer_type}", None
+        probability = curve.probability(score)
+        return (
+            probability,
+            f"calibrated {score:.2f} -> {probability:.2f} ({calibration.identity})",
+            calibration.identity,
         )
 
     def finish(

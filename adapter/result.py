@@ -17,7 +17,9 @@ class RewardResult(BaseModel):
     Sources: ``judge`` (fresh verdict), ``cache`` (stored verdict), ``rule`` (decided by a
     pre-check or the rule reward), ``rule_fallback`` (the judge failed; ``reason`` says why),
     ``error`` (the judge failed and fallback is off). ``label`` is the label the judge gave
-    (judge and cache sources), e.g. "C" when CompassVerifier calls the response invalid.
+    (judge and cache sources), e.g. "C" when CompassVerifier calls the response invalid;
+    ``judge_score`` the judge's own score before calibration and ``calibration`` the identity
+    of the ``calibration_file`` applied (None when none was).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -33,6 +35,8 @@ class RewardResult(BaseModel):
     error: str | None = None
     judge_scores: dict[str, float | None] | None = None
     label: str | None = None
+    judge_score: float | None = None
+    calibration: str | None = None
 
     @property
     def score(self) -> float | None:

@@ -91,7 +91,7 @@ class BaseJudgeReward:
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[Any]] = set()
         self.judgment_log = JudgmentLog(self.config, self._known_model)
-        self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log)
+        self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log, self._known_model)
         reset_after_fork(self)
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 

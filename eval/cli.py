@@ -2,7 +2,7 @@
 
 judge-eval --data FILE --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
            [--label-field label] [--map prompt=question,label=is_correct] [--strict] [--profiles a,b,c] [--strategies judge,cascade]
-           [--min-judged 0.9] [--allow-fallback]
+           [--min-judged 0.9] [--allow-fallback] [--calibrate calib.json [--calibration-method platt]]
 judge-eval --from-log judgments.jsonl [judgments.jsonl.1 ...] --out DIR [--top N]
            [--high-reward 0.9] [--bucket-minutes M]
 
@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
+from eval.calibration_fit import CalibrationError, CalibrationFit, fit_calibration
 from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
 from eval.coverage import DEFAULT_MIN_JUDGED, JudgeCoverage, judge_coverage
 from eval.data_files import FORMATS
@@ -122,6 +123,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-fallback", action="store_true", help="report a run whose judge did not judge, exit 0"
     )
+    parser.add_argument(
+        "--calibrate",
+        type=Path,
+        metavar="FILE",
+        help="fit a calibration on the judged labelled rows and write it (the reward's calibration_file)",
+    )
+    parser.add_argument(
+        "--calibration-method", choices=("isotonic", "platt"), default="isotonic", help="--calibrate's curve"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
 
@@ -180,6 +190,7 @@ def write_outputs(
     run: RunInfo,
     assessment: Assessment | None = None,
     group_by: str = DEFAULT_GROUP_BY,
+    calibration: Sequence[str] = (),
 ) -> None:
     """Write scores.jsonl, the plots, report.md and report.html into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -189,7 +200,7 @@ def write_outputs(
     plot_reward_hist(scored, out / REWARD_HIST_PNG)
     plot_agreement(summary, scored, out / AGREEMENT_PNG)
     plot_reliability(scored, out / RELIABILITY_PNG)
-    blocks = build_report(summary, run, assessment, group_by)
+    blocks = build_report(summary, run, assessment, group_by, calibration)
     (out / REPORT_MD).write_text(to_markdown(blocks), encoding="utf-8")
     (out / REPORT_HTML).write_text(to_html(blocks), encoding="utf-8")
 
@@ -310,10 +321,17 @@ def main(argv: list[str] | None = None) -> int:
     if not loaded.rows:
         err.print(f"error: no valid rows in {args.data}")
         return 2
+    if args.calibrate and (args.rule_only or args.profiles or args.strategies):
+        err.print("error: --calibrate fits one judge: drop --rule-only, --profiles and --strategies")
+        return 2
     if args.profiles or args.strategies:
         args.out.mkdir(parents=True, exist_ok=True)
         return _compare(args, config, loaded, out, err)
-    scored, judge_run = _score(args, config, loaded, err)
+    try:
+        scored, judge_run = _score(args, config, loaded, err)
+    except JudgeError as error:  # e.g. a calibration_file fitted for another judge
+        err.print(f"error: {error}", markup=False, highlight=False)
+        return 2
     summary = summarize(scored, args.top)
     metrics = judge_run.metrics if judge_run else {}
     run = RunInfo(
@@ -329,11 +347,35 @@ def main(argv: list[str] | None = None) -> int:
         coverage=judge_coverage(r.judge_source for r in scored) if judge_run else None,
     )
     assessment = assess(scored, run.coverage, run.judge_calls, run.judge_seconds, args.seed)
-    write_outputs(args.out, scored, summary, run, assessment, args.group_by)
-    for line in assessment.lines:
+    fit = _calibrated(args, config, scored, run.model, err) if args.calibrate else None
+    fitted = fit.lines() if isinstance(fit, CalibrationFit) else []
+    write_outputs(args.out, scored, summary, run, assessment, args.group_by, fitted)
+    for line in [*assessment.lines, *fitted]:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     _print_summary(out, summary, run, args.out)
-    return _judged_enough(args, {"judge": run.coverage} if run.coverage else {}, err)
+    judged = _judged_enough(args, {"judge": run.coverage} if run.coverage else {}, err)
+    return judged or (2 if isinstance(fit, CalibrationError) else 0)
+
+
+def _calibrated(
+    args: argparse.Namespace,
+    config: RewardConfig,
+    scored: Sequence[ScoredRow],
+    model: str | None,
+    err: Console,
+) -> CalibrationFit | CalibrationError:
+    """Fit ``--calibrate`` and write it, or say why the rows cannot support one."""
+    try:
+        fit = fit_calibration(
+            scored, model, config.profile, config.mode, args.calibration_method, seed=args.seed
+        )
+    except CalibrationError as error:
+        err.print(f"error: --calibrate: {error}", markup=False, highlight=False)
+        return error
+    args.calibrate.parent.mkdir(parents=True, exist_ok=True)
+    args.calibrate.write_text(fit.calibration.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    err.print(f"calibration: {args.calibrate} (set calibration_file: {args.calibrate} in the reward config)")
+    return fit
 
 
 def _judged_enough(args: argparse.Namespace, coverages: dict[str, JudgeCoverage], err: Console) -> int:

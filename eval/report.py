@@ -191,6 +191,12 @@ def _verdict_section(assessment: Assessment) -> list[Block]:
     ]
 
 
+def _calibration_section(lines: Sequence[str]) -> list[Block]:
+    if not lines:
+        return []
+    return [Heading("Calibration"), *(Paragraph(line) for line in lines)]
+
+
 def _source_section(summary: EvalSummary) -> list[Block]:
     if not summary.sources:
         return []
@@ -273,9 +279,14 @@ def _overview(summary: EvalSummary, run: RunInfo) -> list[Block]:
 
 
 def build_report(
-    summary: EvalSummary, run: RunInfo, assessment: Assessment | None = None, group_by: str = "category"
+    summary: EvalSummary,
+    run: RunInfo,
+    assessment: Assessment | None = None,
+    group_by: str = "category",
+    calibration: Sequence[str] = (),
 ) -> list[Block]:
-    """The report's blocks, in order: what the data supports first."""
+    """The report's blocks, in order: what the data supports first (``calibration``: the lines
+    of a ``--calibrate`` fit)."""
     plots: list[Block] = [Heading("Plots"), *(Image(path, alt) for path, alt in PLOTS)]
     problems: list[Block] = []
     if run.problems:
@@ -286,6 +297,7 @@ def build_report(
     return [
         *_overview(summary, run),
         *(_verdict_section(assessment) if assessment else []),
+        *_calibration_section(calibration),
         *_agreement_section(summary),
         *_confusion_section(summary),
         *_answer_type_section(summary),

@@ -50,6 +50,7 @@ class ScoredRow(BaseModel):
     judge_source: str | None = None
     judge_explanation: str | None = None
     judge_reason: str | None = None
+    judge_score: float | None = None
     latency_ms: float | None = None
     group: str | None = None
     prompt: str
@@ -144,6 +145,7 @@ def merge_scores(
                 "judge_source": result["source"],
                 "judge_explanation": result.get("explanation"),
                 "judge_reason": result.get("reason"),
+                "judge_score": result.get("judge_score"),
                 "latency_ms": result.get("latency_ms"),
             }
         scored.append(

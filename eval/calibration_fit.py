@@ -1,0 +1,206 @@
+"""Fitting a calibration (``judge-eval --calibrate FILE``) and measuring it where it was not fitted.
+
+The judge's own score (``judge_score``: before any calibration) of the labelled rows the judge
+decided is mapped to P(correct) by isotonic regression (the default: monotone, no shape
+assumed) or Platt scaling (a logistic curve on the score's log-odds: smoother, for few rows).
+One curve for every answer type (``"*"``), plus one per answer type with at least
+``MIN_ROWS_PER_TYPE`` rows of both labels. The reward config takes the file as
+``calibration_file`` (``adapter.calibration``).
+
+The effect is measured by k-fold cross-validation: each fold's rows are scored by curves fitted
+on the other folds, so no figure comes from the rows its curve was fitted on. ``before`` is the
+judge's own score on the same rows; accuracy and false-positive rate cut at 0.5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from scipy.optimize import isotonic_regression, minimize
+
+from adapter.calibration import ANY_ANSWER_TYPE, CalibrationCurve, CalibrationFile, logit
+from eval.coverage import JUDGE_DECIDED
+from eval.intervals import Array, accuracy, false_positive_rate
+from eval.metrics import THRESHOLD
+from eval.scoring import ScoredRow
+
+__all__ = ["DEFAULT_FOLDS", "CalibrationError", "CalibrationFit", "HeldOut", "fit_calibration"]
+
+Method = Literal["isotonic", "platt"]
+DEFAULT_FOLDS = 5
+MIN_ROWS_PER_TYPE = 30
+THRESHOLD_GRID = np.linspace(0.0, 1.0, 1001)
+
+
+class CalibrationError(ValueError):
+    """The rows cannot support a calibration (too few, one label only)."""
+
+
+class HeldOut(BaseModel):
+    """Figures on held-out rows: agreement with the labels, false-positive rate, Brier score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    accuracy: float
+    false_positive_rate: float | None
+    brier: float
+
+
+class CalibrationFit(BaseModel):
+    """The fitted file and what cross-validation measured: the judge's score vs the calibrated one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calibration: CalibrationFile
+    rows: int
+    folds: int
+    before: HeldOut
+    after: HeldOut
+
+    def lines(self) -> list[str]:
+        """The fit in words, for the terminal and the report."""
+        curves = ", ".join(
+            f"{name} ({curve.rows} rows, threshold {'n/a' if curve.threshold is None else f'{curve.threshold:.2f}'})"
+            for name, curve in self.calibration.curves.items()
+        )
+        return [
+            f"Calibration ({self.calibration.curves[ANY_ANSWER_TYPE].method}) fitted on {self.rows} labelled rows "
+            f"the judge decided; curves: {curves}.",
+            f"{self.folds}-fold cross-validation, held-out rows only: agreement {self.before.accuracy:.2f} -> "
+            f"{self.after.accuracy:.2f}, false-positive rate {_rate(self.before)} -> {_rate(self.after)}, "
+            f"Brier {self.before.brier:.3f} -> {self.after.brier:.3f} (judge score -> calibrated).",
+        ]
+
+
+def _rate(held_out: HeldOut) -> str:
+    return "n/a" if held_out.false_positive_rate is None else f"{held_out.false_positive_rate:.2f}"
+
+
+def _isotonic(scores: Array, labels: Array) -> list[tuple[float, float]]:
+    order = np.argsort(scores, kind="stable")
+    fitted = isotonic_regression(labels[order]).x
+    xs = scores[order]
+    unique = np.unique(xs)
+    # Tied scores share one knot; the running maximum keeps float rounding from un-sorting them.
+    probabilities = np.maximum.accumulate([fitted[xs == x].mean() for x in unique])
+    return [(float(x), float(p)) for x, p in zip(unique, probabilities, strict=True)]
+
+
+def _platt(scores: Array, labels: Array) -> tuple[float, float]:
+    z = np.array([logit(float(s)) for s in scores])
+
+    def loss(params: Array) -> float:
+        t = params[0] * z + params[1]
+        return float(np.sum(np.logaddexp(0.0, t) - labels * t))
+
+    found = minimize(loss, np.array([1.0, 0.0]), method="L-BFGS-B", bounds=[(0.0, None), (None, None)])
+    return float(found.x[0]), float(found.x[1])
+
+
+def _threshold(curve: CalibrationCurve) -> float | None:
+    for score in THRESHOLD_GRID:
+        if curve.probability(float(score)) >= THRESHOLD:
+            return float(score)
+    return None
+
+
+def fit_curve(scores: Array, labels: Array, method: Method) -> CalibrationCurve:
+    """One monotone curve from judge scores to P(correct) on these rows (labels binarised)."""
+    binary = (labels >= THRESHOLD).astype(float)
+    if method == "isotonic":
+        draft = CalibrationCurve(
+            method=method, rows=len(scores), threshold=None, knots=_isotonic(scores, binary)
+        )
+    else:
+        slope, intercept = _platt(scores, binary)
+        draft = CalibrationCurve(
+            method=method, rows=len(scores), threshold=None, slope=slope, intercept=intercept
+        )
+    return draft.model_copy(update={"threshold": _threshold(draft)})
+
+
+def _both_labels(labels: Array) -> bool:
+    positive = labels >= THRESHOLD
+    return bool(positive.any() and (~positive).any())
+
+
+def _curves(
+    scores: Array, labels: Array, types: Sequence[str | None], method: Method
+) -> dict[str, CalibrationCurve]:
+    curves = {ANY_ANSWER_TYPE: fit_curve(scores, labels, method)}
+    for answer_type in sorted({t for t in types if t}):
+        mask = np.array([t == answer_type for t in types])
+        if mask.sum() >= MIN_ROWS_PER_TYPE and _both_labels(labels[mask]):
+            curves[answer_type] = fit_curve(scores[mask], labels[mask], method)
+    return curves
+
+
+def _held_out(probabilities: Array, labels: Array) -> HeldOut:
+    rate = false_positive_rate(probabilities, labels)
+    return HeldOut(
+        accuracy=accuracy(probabilities, labels),
+        false_positive_rate=None if np.isnan(rate) else rate,
+        brier=float(np.mean((probabilities - (labels >= THRESHOLD)) ** 2)),
+    )
+
+
+def fit_calibration(
+    rows: Sequence[ScoredRow],
+    model: str | None,
+    profile: str,
+    mode: str,
+    method: Method = "isotonic",
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+) -> CalibrationFit:
+    """Fit curves on the labelled rows the judge decided and cross-validate them."""
+    kept = [
+        r
+        for r in rows
+        if r.label is not None and r.judge_score is not None and r.judge_source in JUDGE_DECIDED
+    ]
+    scores = np.array([r.judge_score for r in kept], dtype=float)
+    labels = np.array([r.label for r in kept], dtype=float)
+    types = [r.answer_type for r in kept]
+    if len(kept) < 2 * folds or not _both_labels(labels):
+        raise CalibrationError(
+            f"calibration needs at least {2 * folds} labelled rows the judge decided, with both labels; "
+            f"this run has {len(kept)}"
+        )
+    fold_of = np.random.default_rng(seed).permutation(len(kept)) % folds
+    calibrated = np.empty(len(kept))
+    for fold in range(folds):
+        test = fold_of == fold
+        train = ~test
+        if not _both_labels(labels[train]):
+            raise CalibrationError(
+                "a cross-validation fold holds one label only: label more rows of the rarer kind"
+            )
+        curves = _curves(
+            scores[train], labels[train], [t for t, k in zip(types, train, strict=True) if k], method
+        )
+        file = CalibrationFile(model=model, profile=profile, mode=mode, curves=curves)
+        for i in np.flatnonzero(test):
+            curve = file.curve(types[i])
+            assert curve is not None  # the "*" curve is always there
+            calibrated[i] = curve.probability(float(scores[i]))
+    before, after = _held_out(scores, labels), _held_out(calibrated, labels)
+    calibration = CalibrationFile(
+        model=model,
+        profile=profile,
+        mode=mode,
+        curves=_curves(scores, labels, types, method),
+        cross_validation={
+            "rows": len(kept),
+            "folds": folds,
+            "seed": seed,
+            "accuracy_before": before.accuracy,
+            "accuracy_after": after.accuracy,
+            "brier_before": before.brier,
+            "brier_after": after.brier,
+        },
+    )
+    return CalibrationFit(calibration=calibration, rows=len(kept), folds=folds, before=before, after=after)

@@ -1,0 +1,114 @@
+"""``calibration_file``: judge-eval's fitted curves turn the judge's score into the reward."""
+
+import json
+
+import pytest
+
+from adapter import JudgeRewardSystem
+from adapter.calibration import CalibrationCurve, CalibrationFile, load_calibration_file
+from judge_vllm.errors import JudgeConfigError
+
+STEP = CalibrationCurve(method="isotonic", rows=40, threshold=0.5, knots=[(0.2, 0.1), (0.8, 0.7)])
+
+
+def _file(tmp_path, model="fake-judge", profile="rubric", mode="fast", curves=None):
+    calibration = CalibrationFile(model=model, profile=profile, mode=mode, curves=curves or {"*": STEP})
+    path = tmp_path / "calib.json"
+    path.write_text(calibration.model_dump_json())
+    return path, calibration
+
+
+@pytest.mark.parametrize(("score", "expected"), [(0.0, 0.1), (0.2, 0.1), (0.5, 0.4), (0.8, 0.7), (1.0, 0.7)])
+def test_isotonic_curve_interpolates_between_knots_and_is_flat_beyond(score, expected):
+    assert STEP.probability(score) == pytest.approx(expected)
+
+
+def test_platt_curve_is_monotone():
+    curve = CalibrationCurve(method="platt", rows=10, threshold=None, slope=1.5, intercept=-0.4)
+    values = [curve.probability(s / 10) for s in range(11)]
+    assert values == sorted(values) and 0.0 < values[0] < values[-1] < 1.0
+
+
+@pytest.mark.parametrize(
+    "knots", [[], [(0.8, 0.2), (0.2, 0.1)], [(0.2, 0.5), (0.8, 0.1)], [(0.2, 1.5)]], ids=["empty", "unsorted-score", "decreasing", "out-of-range"]
+)
+def test_a_curve_that_is_not_monotone_is_refused(knots):
+    with pytest.raises(ValueError):
+        CalibrationCurve(method="isotonic", rows=1, threshold=None, knots=knots)
+
+
+def test_answer_types_fall_back_to_the_any_curve():
+    other = CalibrationCurve(method="isotonic", rows=30, threshold=None, knots=[(0.0, 0.0), (1.0, 0.2)])
+    calibration = CalibrationFile(model=None, profile="rubric", mode="fast", curves={"*": STEP, "NUMBER": other})
+    assert calibration.curve("NUMBER") is other
+    assert calibration.curve("TEXT") is STEP and calibration.curve(None) is STEP
+
+
+@pytest.mark.parametrize(
+    ("judge", "message"),
+    [
+        ({"profile": "binary"}, "profile 'rubric' in mode 'fast'"),
+        ({"mode": "verdict"}, "mode 'fast'"),
+        ({"model": "another-model"}, "fitted for model 'fake-judge'"),
+    ],
+    ids=["other-profile", "other-mode", "other-model"],
+)
+def test_a_calibration_for_another_judge_is_refused_when_the_system_is_built(tmp_path, judge, message):
+    path, _ = _file(tmp_path)
+    config = {"model": None, "profile": "rubric", "mode": "fast", **judge}
+    with pytest.raises(JudgeConfigError, match=message) as caught:
+        load_calibration_file(path, config["model"], config["profile"], config["mode"])
+    assert "judge-eval --calibrate" in str(caught.value)
+    with pytest.raises(JudgeConfigError, match=message):
+        JudgeRewardSystem({"cache_dir": str(tmp_path / "c"), "calibration_file": str(path), **config})
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "cannot read it"), ("{}", "not a judge-eval calibration"), ("[1, 2", "not a judge-eval calibration")],
+    ids=["missing", "empty-object", "broken-json"],
+)
+def test_an_unreadable_calibration_file_is_a_config_error(tmp_path, content, message):
+    path = tmp_path / "calib.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(JudgeConfigError, match=message):
+        load_calibration_file(path, None, "rubric", "fast")
+
+
+def _system(fake_judge, tmp_path, calibration_path, **extra):
+    return JudgeRewardSystem(
+        {
+            "judge_url": fake_judge.url,
+            "mode": "fast",
+            "cache_dir": str(tmp_path / "cache"),
+            "calibration_file": str(calibration_path),
+            "judgment_log_path": str(tmp_path / "judgments.jsonl"),
+            **extra,
+        }
+    )
+
+
+def test_rewards_are_the_calibrated_probability_and_the_log_names_the_calibration(fake_judge, tmp_path):
+    path, calibration = _file(tmp_path)
+    with _system(fake_judge, tmp_path, path) as rs:
+        right = rs.reward("What is 2 + 2?", "The answer is 4", "4", "NUMBER")
+        wrong = rs.reward("What is 2 + 2?", "The answer is 5", "4", "NUMBER")
+    for result in (right, wrong):
+        assert result["source"] == "judge"
+        assert result["reward"] == pytest.approx(STEP.probability(result["judge_score"]))
+        assert result["calibration"] == calibration.identity
+        assert f"({calibration.identity})" in result["explanation"]
+    assert right["reward"] > wrong["reward"]
+    logged = [json.loads(line) for line in (tmp_path / "judgments.jsonl").read_text().splitlines()]
+    assert [line["calibration"] for line in logged] == [calibration.identity] * 2
+    assert [line["score"] for line in logged] == [right["judge_score"], wrong["judge_score"]]
+
+
+def test_a_judge_found_serving_another_model_is_left_uncalibrated_with_the_reason(fake_judge, tmp_path):
+    path, _ = _file(tmp_path, model="the-model-it-was-fitted-for")
+    with _system(fake_judge, tmp_path, path) as rs:  # model unset: known only once the judge answers
+        result = rs.reward("What is 2 + 2?", "The answer is 4", "4", "NUMBER")
+    assert result["source"] == "judge" and result["calibration"] is None
+    assert result["reward"] == result["judge_score"]
+    assert "not calibrated: calibration_file fitted for model 'the-model-it-was-fitted-for'" in result["explanation"]
