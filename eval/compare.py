@@ -11,14 +11,16 @@ reward threshold that best separates the labels (fitted on these rows: optimisti
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import mannwhitneyu
 
 from adapter import RewardConfig
 from eval.coverage import JUDGE_DECIDED, JudgeCoverage
+from eval.intervals import auroc as ranking_auroc
 from eval.metrics import binarize, cohen_kappa, confusion
 from eval.report import fmt
 from eval.scoring import ScoredRow
@@ -65,12 +67,8 @@ def variant_config(base: RewardConfig, profile: str | None, strategy: Strategy |
 
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     """P(score of a positive > score of a negative), ties counted half; None without both classes."""
-    positives = [s for s, y in zip(scores, labels, strict=True) if y == 1]
-    negatives = [s for s, y in zip(scores, labels, strict=True) if y == 0]
-    if not positives or not negatives:
-        return None
-    statistic = mannwhitneyu(positives, negatives, alternative="two-sided").statistic
-    return float(statistic) / (len(positives) * len(negatives))
+    value = ranking_auroc(np.array(scores, dtype=float), np.array(labels, dtype=float))
+    return None if math.isnan(value) else value
 
 
 def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[float | None, float | None]:
