@@ -89,6 +89,13 @@ class RewardConfig(JudgeClientConfig):
     calibration_file: Path | None = Field(
         default=None, description="judge-eval --calibrate's file: rewards become calibrated P(correct)"
     )
+    escalate_to: Path | dict[str, Any] | None = Field(
+        default=None,
+        description="a second judge (its reward YAML or mapping), asked only where this judge's reward is in escalation_band",
+    )
+    escalation_band: tuple[float, float] = Field(
+        default=(0.3, 0.7), description="rewards in [low, high] (calibrated, when calibrated) are escalated"
+    )
     rules: RuleSettings = Field(default_factory=RuleSettings)
     # Observability (docs/observability.md).
     metrics_port: int | None = Field(
@@ -135,7 +142,19 @@ class RewardConfig(JudgeClientConfig):
                 "judge_urls (an ensemble: every item judged by each) and judge_replicas (one judge "
                 "on several servers) cannot be combined"
             )
+        if self.escalate_to is not None and self.judge_urls and len(self.judge_urls) > 1:
+            raise ValueError(
+                "escalate_to (a second judge where the first is unsure) and an ensemble cannot be combined"
+            )
         return self
+
+    @field_validator("escalation_band")
+    @classmethod
+    def _band(cls, value: tuple[float, float]) -> tuple[float, float]:
+        low, high = value
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"needs 0 <= low <= high <= 1, got [{low}, {high}]")
+        return value
 
     @field_validator("judge_urls", "judge_replicas")
     @classmethod

@@ -225,6 +225,9 @@ def verdict_lines(
         f"{_figure(judge.false_positive_rate, judge.false_positive_rate_ci)}, rule "
         f"{_figure(rule.false_positive_rate, rule.false_positive_rate_ci)}."
     )
+    escalation = _escalation_line(rows)
+    if escalation:
+        lines.append(escalation)
     if coverage is not None:
         lines.append(
             f"{coverage.decided / coverage.rows:.0%} of rows were judged ({coverage.decided} of {coverage.rows}); "
@@ -233,6 +236,34 @@ def verdict_lines(
             else "No rows."
         )
     return lines
+
+
+def _escalation_line(rows: Sequence[ScoredRow]) -> str | None:
+    """What ``escalate_to`` cost and gained: the first judge alone against the escalated rewards."""
+    judged = [
+        r
+        for r in _labelled(rows, "judge")
+        if r.judge_source in JUDGE_DECIDED and r.judge_scores and "first" in r.judge_scores
+    ]
+    if not judged:
+        return None
+    escalated = [r for r in judged if r.judge_scores and r.judge_scores.get("second") is not None]
+
+    def agreement(kept: Sequence[ScoredRow], first: bool) -> float:
+        scores = [r.judge_scores["first"] if first and r.judge_scores else r.judge for r in kept]
+        return accuracy(np.array(scores, dtype=float), np.array([r.label for r in kept], dtype=float))
+
+    line = (
+        f"Escalation: the second judge decided {len(escalated)} of the {len(judged)} labelled rows the judge decided "
+        f"({len(escalated) / len(judged):.0%}: {1000 * len(escalated) / len(judged):.0f} extra judgments per 1,000 rows); "
+        f"agreement with the labels {agreement(judged, True):.2f} for the first judge alone, "
+        f"{agreement(judged, False):.2f} with escalation"
+    )
+    if escalated:
+        line += (
+            f" ({agreement(escalated, True):.2f} -> {agreement(escalated, False):.2f} on the escalated rows)"
+        )
+    return line + "."
 
 
 class Assessment(BaseModel):

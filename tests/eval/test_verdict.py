@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import mannwhitneyu
 
-from eval.compare import auroc as mannwhitney_auroc
 from eval.coverage import judge_coverage
 from eval.intervals import accuracy, auroc, bootstrap, false_positive_rate, kappa
 from eval.scoring import ScoredRow
@@ -43,7 +43,9 @@ def test_accuracy_and_false_positive_rate(scores, acc, fpr):
 
 def test_auroc_matches_mann_whitney_and_kappa_is_cohens():
     scores = np.array([0.9, 0.2, 0.6, 0.7, 0.1, 0.4, 0.5, 0.5])
-    assert auroc(scores, LABELS) == pytest.approx(mannwhitney_auroc(list(scores), [int(y) for y in LABELS]))
+    positive = LABELS == 1
+    u = mannwhitneyu(scores[positive], scores[~positive]).statistic
+    assert auroc(scores, LABELS) == pytest.approx(u / (positive.sum() * (~positive).sum()))
     assert kappa(np.array([1, 1, 1, 0, 0, 0, 1, 0.0]), LABELS) == pytest.approx(1.0)
     # observed 0.75; both columns half positive -> expected 0.5 -> kappa 0.5
     assert kappa(np.array([1, 1, 0, 1, 0, 0, 1, 0.0]), LABELS) == pytest.approx(0.5)
@@ -116,3 +118,21 @@ def test_judge_auroc_uses_only_the_rows_the_judge_decided():
     rows = _rows(labels, labels, [0.9, 0.1, 0.0, 1.0], ["judge", "judge", "rule_fallback", "rule"])
     stats = scorer_stats("judge", rows, "judge")
     assert stats.auroc_rows == 2 and stats.auroc == 1.0
+
+
+def test_escalation_line_says_what_the_second_judge_cost_and_gained():
+    rows = [
+        _row(0, 1.0, 1.0, 1.0).model_copy(update={"judge_scores": {"first": 1.0, "second": None}}),
+        _row(1, 0.0, 0.0, 0.1).model_copy(update={"judge_scores": {"first": 0.6, "second": 0.1}}),
+        _row(2, 1.0, 0.0, 0.9).model_copy(update={"judge_scores": {"first": 0.4, "second": 0.9}}),
+        _row(3, 0.0, 0.0, 0.0).model_copy(update={"judge_scores": {"first": 0.0, "second": None}}),
+    ]
+    lines = assess(rows, judge_coverage(r.judge_source for r in rows)).lines
+    (line,) = [line for line in lines if line.startswith("Escalation:")]
+    assert "decided 2 of the 4 labelled rows" in line and "500 extra judgments per 1,000 rows" in line
+    assert "0.50 for the first judge alone, 1.00 with escalation (0.00 -> 1.00 on the escalated rows)" in line
+
+
+def test_no_escalation_line_without_a_second_judge():
+    rows = _rows([1, 0], [1, 0], [1, 0])
+    assert not [line for line in assess(rows, judge_coverage(["judge", "judge"])).lines if "Escalation" in line]
