@@ -253,6 +253,7 @@ def _compare(
     stats: list[VariantStats] = [rule_only_stats(merge_scores(rows, rule_scores, None))]
     model = None
     coverages: dict[str, JudgeCoverage] = {}
+    verdicts: dict[str, list[str]] = {}
     for name, config in variants:
         with _progress(err, not args.no_progress) as progress:
             task = progress.add_task(name, total=len(rows))
@@ -265,8 +266,10 @@ def _compare(
             handle.writelines(row.model_dump_json() + "\n" for row in scored)
         stats.append(variant_stats(name, scored, run.metrics, run.seconds))
         coverages[name] = judge_coverage(r.judge_source for r in scored)
+        calls = run.metrics.get("judge_calls")
+        verdicts[name] = assess(scored, coverages[name], calls, run.seconds, args.seed).lines
         model = model or run.metrics.get("model")
-    text = compare_markdown(stats, str(args.data), model, coverages)
+    text = compare_markdown(stats, str(args.data), model, coverages, verdicts)
     (args.out / COMPARE_MD).write_text(text, encoding="utf-8")
     out.print(text, markup=False, highlight=False)
     return _judged_enough(args, coverages, err)

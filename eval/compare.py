@@ -127,8 +127,10 @@ def compare_markdown(
     data: str,
     model: str | None,
     coverages: dict[str, JudgeCoverage] | None = None,
+    verdicts: dict[str, list[str]] | None = None,
 ) -> str:
-    """The comparison table and how to read it, opening with every variant whose judge did not judge."""
+    """The comparison table and how to read it, opening with every variant whose judge did not
+    judge, then each variant's verdict (``eval.verdict``) in words."""
     shortfalls = [(name, c.shortfall()) for name, c in (coverages or {}).items()]
     notices = [f"**Warning: {name}**: {text}." for name, text in shortfalls if text]
     header = (
@@ -139,6 +141,7 @@ def compare_markdown(
         f"# Judge profiles and strategies on {data}",
         "",
         *(line for notice in notices for line in (notice, "")),
+        *(line for name, said in (verdicts or {}).items() for line in (f"**{name}**: " + " ".join(said), "")),
         f"Judge model: {model or '?'}. Rewards binarised at 0.5 for agreement and kappa; AUROC uses the raw "
         "reward. 'judge rows' are the rows the judge decided (source judge or cache): pre-check and "
         "cascade rows are decided by rule. The fitted threshold is fitted on these same rows (optimistic).",

@@ -55,3 +55,6 @@ def test_compare_writes_one_row_per_variant_and_each_variants_scores(fake_judge,
     cascade = [json.loads(x) for x in (out / "rubric-cascade" / "scores.jsonl").read_text().splitlines()]
     assert any(r["judge_reason"] == "cascade" for r in cascade)
     assert "compassverifier-cascade" in capsys.readouterr().out
+    said = [line for line in table.splitlines() if line.startswith("**") and not line.startswith("**Warning")]
+    assert [line.split("**")[1] for line in said] == variants  # each variant's verdict, in words
+    assert all("Agreement with the labels: judge" in line for line in said)
