@@ -100,7 +100,9 @@ def plot_agreement(summary: EvalSummary, rows: Sequence[ScoredRow], path: Path) 
 
 def plot_reliability(rows: Sequence[ScoredRow], path: Path) -> None:
     """Reliability diagram: mean judge reward vs share of label-1 rows per reward bin, with counts."""
-    kept = [r for r in rows if r.judge is not None and r.label is not None and r.judge_source in JUDGE_DECIDED]
+    kept = [
+        r for r in rows if r.judge is not None and r.label is not None and r.judge_source in JUDGE_DECIDED
+    ]
     fig = Figure(figsize=(5.5, 5))
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], linestyle="--", color="gray", label="calibrated")

@@ -170,6 +170,35 @@ def _chance_line(judge: ScorerStats) -> str | None:
     return None
 
 
+def _undecided_line(rows: Sequence[ScoredRow], seed: int) -> str | None:
+    """Under the cascade: the judge against the rule on the rows the rules could not decide."""
+    if not any(r.judge_reason == "cascade" for r in rows):
+        return None
+    sent = [r for r in _labelled(rows, "judge") if r.judge_source in JUDGE_DECIDED and r.rule is not None]
+    if not sent:
+        return "The cascade's rules decided every labelled row: the judge was not compared."
+    judge = scorer_stats("judge", sent, "judge", seed)
+    rule = scorer_stats("rule", sent, "rule", seed)
+    found = _difference(sent, seed)
+    assert found is not None  # every row in ``sent`` has both rewards and a label
+    diff, ci = found
+    outcome = (
+        "the judge is better"
+        if ci and ci.low > 0
+        else "the rule is better"
+        if ci and ci.high < 0
+        else "no clear difference"
+    )
+    return (
+        f"On the {len(sent)} rows the rules could not decide (the cascade sent them to the judge): judge agreement "
+        f"{_figure(judge.accuracy, judge.accuracy_ci)} vs rule {_figure(rule.accuracy, rule.accuracy_ci)}, "
+        f"difference {diff:+.2f}"
+        + (f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci else "")
+        + f": {outcome}; "
+        f"judge AUROC {_figure(judge.auroc, judge.auroc_ci)}."
+    )
+
+
 def _comparison_line(rows: Sequence[ScoredRow], judge: ScorerStats, rule: ScorerStats, seed: int) -> str:
     found = _difference(rows, seed)
     diff, ci = found if found else (None, None)
@@ -214,6 +243,9 @@ def verdict_lines(
             f"The judge ranks better than chance on the {judge.auroc_rows} rows it decided "
             f"(AUROC {_figure(judge.auroc, judge.auroc_ci)})."
         )
+    undecided = _undecided_line(rows, seed)
+    if undecided:
+        lines.insert(0, undecided)
     lines.append(_comparison_line(rows, judge, rule, seed))
     floor = majority.accuracy if majority else None
     if floor is not None and judge.accuracy is not None and judge.accuracy <= floor:

@@ -39,10 +39,15 @@ def test_a_judge_whose_half_scores_are_mostly_right_gets_a_lower_threshold():
 
 def test_cross_validation_scores_only_rows_the_curve_was_not_fitted_on(monkeypatch):
     rng = np.random.default_rng(1)
-    rows = [_row(i, float(s), float(y)) for i, (s, y) in enumerate(zip(rng.random(60), rng.integers(0, 2, 60), strict=True))]
+    rows = [
+        _row(i, float(s), float(y))
+        for i, (s, y) in enumerate(zip(rng.random(60), rng.integers(0, 2, 60), strict=True))
+    ]
     fitted_on, scored = [], []
     real_curves, real_held_out = calibration_fit._curves, calibration_fit._held_out
-    monkeypatch.setattr(calibration_fit, "_curves", lambda s, *a: fitted_on.append(set(s)) or real_curves(s, *a))
+    monkeypatch.setattr(
+        calibration_fit, "_curves", lambda s, *a: fitted_on.append(set(s)) or real_curves(s, *a)
+    )
     monkeypatch.setattr(calibration_fit, "_held_out", lambda p, y: scored.append(p) or real_held_out(p, y))
     fit = calibration_fit.fit_calibration(rows, "m", "rubric", "fast", folds=5, seed=0)
     everything = {r.judge_score for r in rows}
@@ -81,7 +86,11 @@ def _labelled_rows(n=40):
     for i in range(n):
         right = i % 2 == 0
         quoted = i % 4 == 1
-        completion = f"The answer is {i}" if right else (f"Not {i}, the answer is {i + 1}" if quoted else f"It is {i + 1}")
+        completion = (
+            f"The answer is {i}"
+            if right
+            else (f"Not {i}, the answer is {i + 1}" if quoted else f"It is {i + 1}")
+        )
         rows.append({"id": f"r{i}", "prompt": f"What is {i}?", "completion": completion, "answer": str(i),
                      "answer_type": "NUMBER", "label": 1 if right else 0})  # fmt: skip
     return rows
@@ -109,7 +118,9 @@ def test_calibrate_round_trip_fit_then_config_then_rewards_as_fitted(
         expected = calibration.curve(row["answer_type"]).probability(row["judge_score"])
         assert row["judge"] == pytest.approx(expected)
     paid_wrong = [r["judge"] for r in judged if r["label"] == 0 and r["judge_score"] == 1.0]
-    assert paid_wrong and all(0.5 < p < 1.0 for p in paid_wrong)  # the fake pays quoted wrong answers: 2 in 3 right
+    assert paid_wrong and all(
+        0.5 < p < 1.0 for p in paid_wrong
+    )  # the fake pays quoted wrong answers: 2 in 3 right
 
 
 def test_a_calibration_for_another_profile_stops_judge_eval_with_the_reason(
@@ -119,8 +130,13 @@ def test_a_calibration_for_another_profile_stops_judge_eval_with_the_reason(
     calib.write_text(json.dumps({"model": None, "profile": "binary", "mode": "fast",
                                  "curves": {"*": {"method": "platt", "rows": 9, "threshold": 0.5, "slope": 1, "intercept": 0}}}))  # fmt: skip
     data = write_jsonl(tmp_path / "d.jsonl", _labelled_rows(8))
-    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", calibration_file=str(calib))
-    assert main(["--data", str(data), "--no-progress", "--config", str(config), "--out", str(tmp_path / "o")]) == 2
+    config = write_config(
+        tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", calibration_file=str(calib)
+    )
+    assert (
+        main(["--data", str(data), "--no-progress", "--config", str(config), "--out", str(tmp_path / "o")])
+        == 2
+    )
     assert "fitted for profile 'binary'" in capsys.readouterr().err
 
 

@@ -135,4 +135,27 @@ def test_escalation_line_says_what_the_second_judge_cost_and_gained():
 
 def test_no_escalation_line_without_a_second_judge():
     rows = _rows([1, 0], [1, 0], [1, 0])
-    assert not [line for line in assess(rows, judge_coverage(["judge", "judge"])).lines if "Escalation" in line]
+    assert not [
+        line for line in assess(rows, judge_coverage(["judge", "judge"])).lines if "Escalation" in line
+    ]
+
+
+def test_under_the_cascade_the_verdict_opens_with_the_rows_the_rules_could_not_decide():
+    decided_by_rule = [
+        _row(i, 1.0, 1.0, 1.0, "rule").model_copy(update={"judge_reason": "cascade"}) for i in range(4)
+    ]
+    sent = _rows([1, 1, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0], [0.9, 0.8, 0.1, 0.2, 0.7, 0.3])
+    lines = assess(decided_by_rule + sent, judge_coverage(["rule"] * 4 + ["judge"] * 6)).lines
+    assert lines[0].startswith(
+        "On the 6 rows the rules could not decide (the cascade sent them to the judge)"
+    )
+    assert (
+        "judge agreement 1.00" in lines[0] and "vs rule 0.50" in lines[0] and "judge AUROC 1.00" in lines[0]
+    )
+
+
+def test_without_the_cascade_there_is_no_undecided_line():
+    rows = _rows([1, 0], [1, 0], [1, 0])
+    assert not [
+        line for line in assess(rows, judge_coverage(["judge"] * 2)).lines if "could not decide" in line
+    ]
