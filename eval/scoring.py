@@ -50,6 +50,7 @@ class ScoredRow(BaseModel):
     judge_source: str | None = None
     judge_explanation: str | None = None
     judge_reason: str | None = None
+    judge_error: str | None = None
     judge_score: float | None = None
     judge_scores: dict[str, float | None] | None = None
     latency_ms: float | None = None
@@ -146,6 +147,7 @@ def merge_scores(
                 "judge_source": result["source"],
                 "judge_explanation": result.get("explanation"),
                 "judge_reason": result.get("reason"),
+                "judge_error": result.get("error"),
                 "judge_score": result.get("judge_score"),
                 "judge_scores": result.get("judge_scores"),
                 "latency_ms": result.get("latency_ms"),

@@ -119,6 +119,7 @@ def test_judge_failure_falls_back_and_is_reported(
     scores = read_scores(tmp_path / "out")
     fallback = [s for s in scores if s["judge_source"] == "rule_fallback"]
     assert fallback and all(s["judge"] == s["rule"] and s["judge_reason"] for s in fallback)
+    assert all(s["judge_error"] for s in fallback)  # why the judge failed, row by row
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"| rule_fallback | {len(fallback)} |" in report
 
