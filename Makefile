@@ -12,8 +12,8 @@ test:  ## the whole test suite (unit + end-to-end against a real vLLM CPU judge)
 unit:  ## the fast unit tier: no network, no model, no trainer runs (about a minute on 2 cores)
 	$(PYTHON) -m pytest -m "not e2e and not slow" -n 2 -q
 
-demo:  ## score the bundled sample with rule and judge, print the report
-	bash scripts/demo.sh
+demo:  ## score the bundled sample with rule and judge, print the report (JUDGE=qwen2.5-coder-1.5b: a real judge)
+	JUDGE="$(JUDGE)" bash scripts/demo.sh
 
 bench:  ## benchmarks, written to docs/BENCHMARKS.md
 	bash scripts/setup.sh

