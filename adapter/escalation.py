@@ -12,18 +12,16 @@ asked or not answered); ``get_metrics()`` adds ``escalations`` and each judge's 
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from adapter.config import ConfigLike, RewardConfig
+from adapter.result import JUDGE_DECIDED
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["EscalatingJudge"]
 
-logger = logging.getLogger("JudgeReward")
-JUDGED = ("judge", "cache")
 # The escalating system answers the pre-checks, serves metrics and logs judgments; its judges
 # would only repeat them.
 _MEMBER = {
@@ -62,7 +60,7 @@ class EscalatingJudge(BaseJudgeReward):
         """The first judge's reward, or the second's where the first's is in the band."""
         fields = request.model_dump(exclude={"metadata", "final_answer"})
         first = await self.first.areward(**fields)
-        if first["source"] not in JUDGED:
+        if first["source"] not in JUDGE_DECIDED:
             raise JudgeUnavailableError(f"first judge: {first['reason']}")
         low, high = self.band
         if not low <= first["reward"] <= high:
@@ -73,7 +71,7 @@ class EscalatingJudge(BaseJudgeReward):
             )
         self.escalations += 1
         second = await self.second.areward(**fields)
-        if second["source"] not in JUDGED:
+        if second["source"] not in JUDGE_DECIDED:
             return Verdict(
                 score=first["reward"],
                 explanation=f"first judge {first['reward']:.2f} unsure, second judge unavailable "

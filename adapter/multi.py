@@ -15,6 +15,7 @@ import statistics
 from typing import Any
 
 from adapter.config import ConfigLike, RewardConfig
+from adapter.result import JUDGE_DECIDED
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -22,7 +23,6 @@ from judge_vllm.schemas import JudgeRequest, Verdict
 __all__ = ["MultiJudge", "aggregate_scores"]
 
 logger = logging.getLogger("JudgeReward")
-JUDGED = ("judge", "cache")
 REPLICAS_HINT = (
     "judge_urls is an ensemble: every item is judged by each entry; to spread items over copies of "
     "one judge, list them in judge_replicas"
@@ -70,7 +70,7 @@ class MultiJudge(BaseJudgeReward):
         results = await asyncio.gather(*(judge.areward(**fields) for judge in self.judges.values()))
         self._check_same_model()
         per_judge = {
-            url: r["reward"] if r["source"] in JUDGED else None
+            url: r["reward"] if r["source"] in JUDGE_DECIDED else None
             for url, r in zip(self.judges, results, strict=True)
         }
         scores = [s for s in per_judge.values() if s is not None]

@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["RewardResult", "Source"]
+__all__ = ["JUDGE_DECIDED", "RewardResult", "Source"]
 
 Source = Literal["judge", "cache", "rule", "rule_fallback", "error"]
+# The sources of a reward the judge decided (fresh or stored); the others are rules or failures.
+JUDGE_DECIDED: frozenset[str] = frozenset({"judge", "cache"})
 
 
 class RewardResult(BaseModel):

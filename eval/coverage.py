@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from adapter.result import JUDGE_DECIDED
+
 __all__ = [
     "DEFAULT_MIN_JUDGED",
     "JUDGE_DECIDED",
@@ -21,7 +23,6 @@ __all__ = [
     "judge_coverage",
 ]
 
-JUDGE_DECIDED = frozenset({"judge", "cache"})
 DECIDED_WITHOUT_JUDGE = frozenset({"rule"})
 DEFAULT_MIN_JUDGED = 0.9
 
