@@ -1,0 +1,6 @@
+"""Rubric rewards (issue: group and rubric judging): a list of criteria, each one yes/no
+judgment, combined into one reward. ``criteria``: parsing a rubric and scoring it."""
+
+from adapter.rubrics.criteria import Criterion, CriterionScore, RubricScore, parse_rubric, score_rubric
+
+__all__ = ["Criterion", "CriterionScore", "RubricScore", "parse_rubric", "score_rubric"]

@@ -1,0 +1,109 @@
+"""A rubric: criteria, each judged yes/no on its own, combined into one reward.
+
+A rubric is a list whose entries are plain strings or ``{criterion, weight (default 1), veto
+(default false)}``. ``score_rubric`` takes each criterion's P(yes) (the judge's probability in
+fast mode, 1.0 / 0.0 for a sampled yes / no; None when the criterion could not be judged) and
+gives the weighted mean over the judged criteria, 0 when any judged veto criterion is "no"
+(P(yes) < 0.5), and None when no criterion was judged (the caller falls back, with the reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judge_vllm.errors import JudgeInputError
+
+__all__ = ["MAX_CRITERIA", "Criterion", "CriterionScore", "RubricScore", "parse_rubric", "score_rubric"]
+
+MAX_CRITERIA = 64
+MAX_CRITERION_CHARS = 2000
+VETO_BELOW = 0.5
+
+
+class Criterion(BaseModel):
+    """One yes/no requirement of a good response."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    criterion: str = Field(min_length=1, max_length=MAX_CRITERION_CHARS)
+    weight: float = Field(default=1.0, gt=0.0, le=1000.0)
+    veto: bool = False
+
+
+class CriterionScore(BaseModel):
+    """A criterion and what the judge said of it (``p_yes`` None: not judged)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    criterion: str
+    weight: float
+    veto: bool
+    p_yes: float | None
+
+
+class RubricScore(BaseModel):
+    """The rubric's reward (None when no criterion was judged) and each criterion's score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reward: float | None
+    criteria: list[CriterionScore]
+    vetoed_by: list[str]
+    explanation: str
+
+
+def parse_rubric(rubric: Any, field: str = "rubric") -> list[Criterion]:
+    """Criteria from a list of strings or mappings; ``JudgeInputError`` naming the entry otherwise."""
+    if isinstance(rubric, str | bytes) or not isinstance(rubric, Sequence) or not rubric:
+        raise JudgeInputError(f"{field} must be a non-empty list of criteria, got {type(rubric).__name__}")
+    if len(rubric) > MAX_CRITERIA:
+        raise JudgeInputError(f"{field} has {len(rubric)} criteria; at most {MAX_CRITERIA}")
+    criteria = []
+    for k, entry in enumerate(rubric):
+        try:
+            if isinstance(entry, str):
+                criteria.append(Criterion(criterion=entry.strip()))
+            elif isinstance(entry, dict):
+                criteria.append(Criterion.model_validate(entry))
+            else:
+                raise JudgeInputError(
+                    f"{field}[{k}] must be a string or a mapping, got {type(entry).__name__}"
+                )
+        except ValidationError as err:
+            problem = err.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"]) or "criterion"
+            raise JudgeInputError(f"{field}[{k}].{where}: {problem['msg']}") from None
+    return criteria
+
+
+def score_rubric(criteria: Sequence[Criterion], p_yes: Sequence[float | None]) -> RubricScore:
+    """The rubric reward from each criterion's P(yes), in the same order."""
+    if len(criteria) != len(p_yes):
+        raise ValueError(f"{len(criteria)} criteria but {len(p_yes)} judgments")
+    scored = [
+        CriterionScore(criterion=c.criterion, weight=c.weight, veto=c.veto, p_yes=p)
+        for c, p in zip(criteria, p_yes, strict=True)
+    ]
+    judged = [s for s in scored if s.p_yes is not None]
+    vetoed_by = [s.criterion for s in judged if s.veto and s.p_yes is not None and s.p_yes < VETO_BELOW]
+    if not judged:
+        return RubricScore(reward=None, criteria=scored, vetoed_by=[], explanation="no criterion was judged")
+    mean = sum(s.weight * (s.p_yes or 0.0) for s in judged) / sum(s.weight for s in judged)
+    missing = len(scored) - len(judged)
+    note = f"; {missing} of {len(scored)} criteria not judged" if missing else ""
+    if vetoed_by:
+        return RubricScore(
+            reward=0.0,
+            criteria=scored,
+            vetoed_by=vetoed_by,
+            explanation=f"vetoed by {len(vetoed_by)} criterion(s): {vetoed_by[0]!r}{note}",
+        )
+    return RubricScore(
+        reward=mean,
+        criteria=scored,
+        vetoed_by=[],
+        explanation=f"weighted mean {mean:.2f} over {len(judged)} criteria{note}",
+    )
