@@ -1,10 +1,11 @@
 """The rule-first cascade (``strategy: cascade``): the rule reward decides where it is sure.
 
-Sure means: a final answer extracted and verified equal to the reference (any answer type),
-or, for NUMBER and MULTIPLE_CHOICE, a clear mismatch. Everything else goes to the judge: no
-answer extracted, TEXT and expression mismatches, expressions the rules cannot parse or
-bound in time. On the bundled labelled sample the rule reward has no false positive, which is
-what makes its matches safe to keep (docs/eval.md has the numbers).
+Sure means: a proven match (one final answer, committed to and verified equal: see
+``adapter.rules.proof`` for what a match must survive), or, for NUMBER and MULTIPLE_CHOICE, a
+clear mismatch. Everything else goes to the judge: "unsure" (several answers, hedges, both
+polarities, a mention without commitment), no answer extracted, TEXT and expression mismatches,
+expressions the rules cannot parse or bound in time. On the bundled labelled sample the rule
+reward has no false positive, which is what makes its matches safe to keep (docs/robustness.md).
 """
 
 from __future__ import annotations

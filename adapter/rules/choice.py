@@ -46,6 +46,7 @@ _NEGATED_AFTER = re.compile(
     r"^\s*(?:is|are|would be|seems)\s+(?:not\b|wrong|incorrect|false|impossible|ruled out)", re.IGNORECASE
 )
 _HEDGE = re.compile(r"\b(?:or|either|maybe|perhaps)\b", re.IGNORECASE)
+_MARKED = re.compile(r"\(([A-J])\)|\b([A-J])[.)]\s")
 
 
 def _unwrap(span: str) -> str:
@@ -63,8 +64,8 @@ def _letters_of(span: str) -> set[str] | None:
     if lower:
         return {lower.group(1).upper()}
     head = _HEAD.match(span) or _AFFIRMED_HEAD.match(span)
-    if head:
-        return {next(g for g in head.groups() if g)}
+    if head and not _HEDGE.search(span) and len(set(_MARKED.findall(span))) <= 1:
+        return {next(g for g in head.groups() if g)}  # "(C) Paris", not "(A) or (B)"
     return None
 
 

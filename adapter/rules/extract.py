@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["anchored_answer", "last_boxed", "trailing_expression"]
+__all__ = ["anchored_answer", "boxed_answers", "last_boxed", "trailing_expression"]
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 # What may stand between two boxes that together make one answer. The separators after the word
@@ -71,6 +71,11 @@ def _boxes(text: str) -> list[tuple[int, int, str]]:
         if close_at is not None:
             found.append((match.start(), close_at + 1, text[open_at + 1 : close_at].strip()))
     return found
+
+
+def boxed_answers(text: str) -> list[str]:
+    """The content of every complete outermost ``\\boxed{}`` / ``\\fbox{}``, in order."""
+    return [content for _, _, content in _boxes(text)]
 
 
 def last_boxed(text: str) -> str | None:

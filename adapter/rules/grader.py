@@ -10,8 +10,9 @@ from typing import Any
 from adapter.rules.answer_format import format_issue
 from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer, trailing_expression
-from adapter.rules.lookalikes import fold_lookalikes
+from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
 from adapter.rules.number import final_number_text, numbers_equal, parse_number
+from adapter.rules.proof import doubt
 from adapter.rules.settings import RuleSettings, RuleVerdict
 from adapter.rules.symbolic import SymbolicTimeout, TooCostly, completion_matches, math_equal
 from adapter.rules.text import text_match
@@ -165,8 +166,8 @@ def _grade(
                                              ((prompt, "prompt"), (completion, "completion"), (answer, "answer")))  # fmt: skip
     except ValueError as err:
         return _verdict(0.0, "invalid_input", str(err), None)
-    completion_s = _encodable(completion_s[-settings.max_completion_chars :])
-    answer_s = answer_s.strip()
+    completion_s = exponents_from_superscripts(_encodable(completion_s[-settings.max_completion_chars :]))
+    answer_s = exponents_from_superscripts(answer_s.strip())
     if not completion_s.strip():
         return _verdict(0.0, "empty", "empty completion", None)
     if not answer_s:
@@ -191,6 +192,15 @@ def _grade(
         verdict = _grade_choice(prompt_s, completion_s, answer_s)
     else:
         verdict = _grade_text(completion_s, answer_s)
+    if verdict.reason == "match":
+        why_not = doubt(prompt_s, completion_s, answer_s, kind, verdict.extracted)
+        if why_not:
+            verdict = _verdict(
+                settings.unsure_reward,
+                "unsure",
+                f"unsure, for the judge: {why_not} (else: {verdict.explanation})",
+                verdict.extracted,
+            )
     if inferred:
         verdict = verdict.model_copy(
             update={"explanation": verdict.explanation + _type_note(answer_type, kind)}

@@ -8,6 +8,9 @@ selectors, the combining grapheme joiner, Hangul fillers), applies NFKC (fullwid
 compatibility spaces and colons to their plain forms) and turns every line break (CR, VT, FF,
 NEL, U+2028, U+2029) into ``\\n``. It is for matching only: NFKC turns "x²" into "x2", so the
 folded text is never graded. Linear; ASCII text only has its line breaks unified.
+
+``exponents_from_superscripts`` is for grading: Unicode superscripts and subscripts are exponents
+and indices, not decoration ("2³" is "2^{3}", 8; "x₁" is "x_{1}"), so the rules never read "2³" as 2.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import re
 import sys
 import unicodedata
 
-__all__ = ["fold_lookalikes"]
+__all__ = ["exponents_from_superscripts", "fold_lookalikes"]
 
 # Default-ignorable characters that are not format characters (Cf).
 _IGNORABLE_OTHER = "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef"
@@ -43,3 +46,17 @@ def fold_lookalikes(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
     return _LINE_BREAK.sub("\n", text)
+
+
+_SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ", "0123456789+-=()ni", strict=True))
+_SUBSCRIPTS = dict(zip("₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎", "0123456789+-=()", strict=True))
+_SUPERSCRIPT_RUN = re.compile(f"[{''.join(_SUPERSCRIPTS)}]+")
+_SUBSCRIPT_RUN = re.compile(f"[{''.join(_SUBSCRIPTS)}]+")
+
+
+def exponents_from_superscripts(text: str) -> str:
+    """``text`` with each run of superscripts as ``^{...}`` and of subscripts as ``_{...}``."""
+    if text.isascii():
+        return text
+    text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + "".join(_SUPERSCRIPTS[c] for c in m.group()) + "}", text)
+    return _SUBSCRIPT_RUN.sub(lambda m: "_{" + "".join(_SUBSCRIPTS[c] for c in m.group()) + "}", text)

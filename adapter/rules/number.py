@@ -12,7 +12,7 @@ import re
 
 from adapter.rules.extract import trailing_expression
 
-__all__ = ["final_number_text", "numbers_equal", "parse_number"]
+__all__ = ["final_number_text", "numbers_equal", "parse_number", "standing_numbers", "stated_exactly"]
 
 _NUM = r"(?:[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)"
 _NUM_RE = re.compile(_NUM)
@@ -169,19 +169,45 @@ def _to_float(token: str) -> float:
     return float(token.replace(",", ""))
 
 
+# Two floats that differ only by binary rounding ("0.1 + 0.2") are the same number.
+FLOAT_NOISE = 1e-12
+_PLAIN_DECIMAL = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?|[-+]?\.(\d+)")
+
+
+def stated_exactly(gold: str, rel_tol: float) -> bool:
+    """True when the reference's value is an integer ("86400", "1e6", "1.5 million"), or it is a
+    plain decimal written more coarsely than the tolerance ("3.14" at 1e-4): its value is then exact, and a tolerance would only let near
+    misses in (86399 for 86400, 999950 for 1000000)."""
+    parsed = parse_number(gold)
+    if parsed is not None and parsed[0].is_integer():
+        return True  # "86400", "1e6", "1.5 million"
+    s = _clean(gold).rstrip("%").strip()
+    plain = _PLAIN_DECIMAL.fullmatch(s)
+    if plain is None:
+        return False  # a fraction, scientific notation of a non-integer: the tolerance applies
+    decimals = plain.group(1) or plain.group(2)
+    if not decimals:
+        return True
+    value = abs(_to_float(s))
+    return value == 0.0 or 10.0 ** -len(decimals) / value >= rel_tol
+
+
 def numbers_equal(gold: str, pred: str, rel_tol: float, abs_tol: float) -> bool:
-    """True when both parse and agree within tolerance (a percent may stand for its fraction)."""
+    """True when both parse and are the same number (a percent may stand for its fraction):
+    exactly, when the reference is ``stated_exactly``; else within ``rel_tol`` / ``abs_tol``."""
     g, p = parse_number(gold), parse_number(pred)
     if g is None or p is None:
         return False
     candidates_g = {g[0]} | ({g[0] / 100} if g[1] else set())
     candidates_p = {p[0]} | ({p[0] / 100} if p[1] else set())
+    if stated_exactly(gold, rel_tol):
+        rel_tol, abs_tol = FLOAT_NOISE, 0.0
     return any(
         math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol) for a in candidates_g for b in candidates_p
     )
 
 
-def _standing_numbers(text: str) -> list[re.Match[str]]:
+def standing_numbers(text: str) -> list[re.Match[str]]:
     """Numbers in running text that are not negated ("11 would be wrong", "not 11") nor exponents."""
     kept = []
     for match in _TOKEN.finditer(text):
@@ -221,7 +247,7 @@ def _committed_value(span: str) -> str | None:
     head = _LEAD_WORDS.sub("", head).strip().strip("$").strip()
     if parse_number(head) is not None or _TUPLE.fullmatch(head):
         return head  # a tuple or interval "(1,2)" is compared whole
-    numbers = _standing_numbers(head)
+    numbers = standing_numbers(head)
     if not numbers:
         return None
     if len({m.group(0) for m in numbers}) > 1 or len(numbers) > 1:
@@ -238,7 +264,7 @@ def final_number_text(text: str, anchored: str | None) -> str | None:
     last_line = text.strip().rsplit("\n", 1)[-1].strip()
     if parse_number(last_line) is not None:
         return last_line
-    numbers = _standing_numbers(text)
+    numbers = standing_numbers(text)
     if not numbers:
         return None
     if _is_bare(text, numbers[-1]):

@@ -12,10 +12,21 @@ class RuleSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    rel_tol: float = Field(default=1e-4, ge=0.0, le=1.0, description="relative tolerance for NUMBER")
+    rel_tol: float = Field(
+        default=1e-4,
+        ge=0.0,
+        le=1.0,
+        description="relative tolerance for NUMBER, where the reference is not an integer nor written coarser",
+    )
     abs_tol: float = Field(default=1e-8, ge=0.0, le=1.0, description="absolute tolerance for NUMBER")
     math_timeout_s: float = Field(
         default=2.0, gt=0.0, le=60.0, description="bound on the symbolic checks of one completion"
+    )
+    unsure_reward: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="the rule's reward where it has no proof either way (the cascade asks the judge instead)",
     )
     max_completion_chars: int = Field(
         default=20_000,
