@@ -6,6 +6,7 @@ finds when it hunts for reward:
 - several different boxed answers ("\\boxed{41} or perhaps \\boxed{42}");
 - both polarities for a yes/no or true/false reference ("Yes. No.", "True or False");
 - a number hedged among others in its sentence ("it might be 42, though it could also be 32");
+- an answer taken back after it is given ("The answer is 11. Just kidding, it's 7");
 - a number in another unit than the question's ("72 minutes" for "How many hours ...");
 - free text that mentions the reference without committing to it ("Canberra is often named, but
   the real capital is Sydney"): without a marker ("the answer is", "Answer:", a box), the last
@@ -48,6 +49,11 @@ _UNIT_DIMENSION = {word: dim for dim, words in _DIMENSIONS.items() for word in w
 _SAME_UNIT = {"feet": "foot", "inches": "inch", "hrs": "hr", "secs": "sec", "mins": "min", "lbs": "lb"}
 _UNIT_AFTER = re.compile(
     r"\s*(" + "|".join(sorted(_UNIT_DIMENSION, key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
+_RETRACTION = re.compile(
+    r"\b(?:just kidding|kidding|wait|actually|correction|on second thought|scratch that|i mean|rather|instead"
+    r"|no,|not really|but (?:the|it|that|really)|i was wrong|that's wrong|that is wrong)\b",
+    re.IGNORECASE,
 )
 _LEADING_ANSWER_END = re.compile(r"\s*(?:[,.;:!—–-]|$)")
 
@@ -104,6 +110,25 @@ def _unasked_unit(prompt: str, completion: str, extracted: str | None) -> str | 
     return f"gives the number in {unit.group(1)}, the question asks in {', '.join(sorted(same_kind))}"
 
 
+def _retracted(completion: str, extracted: str | None, kind: str) -> str | None:
+    """After the final answer, the text takes it back ("The answer is 11. Just kidding, it's 7")."""
+    if not extracted:
+        return None
+    at = completion.rfind(extracted)
+    tail = completion[at + len(extracted) :] if at >= 0 else ""
+    retraction = _RETRACTION.search(tail)
+    if retraction is None:
+        return None
+    after = tail[retraction.end() :]
+    if kind == AnswerType.NUMBER.value:
+        numbers = standing_numbers(after)
+        if not numbers or numbers[-1].group(0) == extracted:
+            return None
+    elif not normalise(after):
+        return None
+    return f"takes the answer back after it ({retraction.group(0).strip()!r} ...)"
+
+
 def _uncommitted_text(completion: str, answer: str) -> str | None:
     """Without a marker, the last line must be the answer, lead with it, claim it after "is", or
     end with it (compared normalised: case, accents, punctuation and articles ignored)."""
@@ -129,7 +154,11 @@ def _uncommitted_text(completion: str, answer: str) -> str | None:
 
 def doubt(prompt: str, completion: str, answer: str, kind: str, extracted: str | None) -> str | None:
     """Why a rule's match on ``completion`` is not proof, or None when it is."""
-    checks = [_several_boxes(completion), _both_polarities(completion, answer)]
+    checks = [
+        _several_boxes(completion),
+        _both_polarities(completion, answer),
+        _retracted(completion, extracted, kind),
+    ]
     if kind == AnswerType.NUMBER.value:
         checks += [_hedged_number(completion), _unasked_unit(prompt, completion, extracted)]
     if kind == AnswerType.TEXT.value:
