@@ -80,7 +80,7 @@ class MicroBatcher:
                         if remaining <= 0
                         else await asyncio.wait_for(self._queue.get(), remaining)
                     )
-                except (asyncio.QueueEmpty, TimeoutError):
+                except (asyncio.QueueEmpty, TimeoutError, asyncio.TimeoutError):
                     break
                 batch.append(item)
             live = [(r, f) for r, f in batch if not f.done()]

@@ -107,7 +107,7 @@ class JudgeDispatcher:
             self._metrics.record_join()
         try:
             return await asyncio.wait_for(asyncio.shield(task), max(deadline - time.monotonic(), MIN_WAIT_S))
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # the same class only from Python 3.11
             self._metrics.record_error(JudgeTimeoutError.__name__)
             return JudgeTimeoutError("Timeout waiting for results")
 
@@ -144,7 +144,7 @@ class JudgeDispatcher:
             if inspect.isawaitable(result):
                 result = await asyncio.wait_for(result, max(deadline - time.monotonic(), MIN_WAIT_S))
             outcome = as_verdict(result)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # the same class only from Python 3.11
             outcome = JudgeTimeoutError("Timeout waiting for results")
         except JudgeError as err:
             outcome = err

@@ -347,7 +347,7 @@ class BaseJudgeReward:
         if client.known_model is None:
             try:
                 await asyncio.wait_for(client.model_name(), MODEL_DISCOVERY_TIMEOUT_S)
-            except (JudgeError, TimeoutError) as err:
+            except (JudgeError, TimeoutError, asyncio.TimeoutError) as err:
                 logger.warning("judge model not discovered yet (%s); will retry on the next call", err)
         return self._cache_key(request)
 
