@@ -5,8 +5,8 @@ trainers that reward in several processes). Each sampled reward becomes one JSON
 (``judgment_line``): time, request id, answer_type, profile, mode, model, source, reward,
 the judge's score, label, confidence and explanation, reason, latency, and the inputs, each
 text cut to ``judgment_log_max_chars`` (``cut_text``: head and tail kept, a marker between).
-Nothing else: no metadata, no error text, no config, no header; the API key's value is
-replaced by ``***`` should it ever appear in a line.
+Nothing else: no metadata, no error text, no config, no header; every text is scrubbed of
+secrets (``judge_vllm.redaction``) before it is cut, so not even a cut fragment of a key remains.
 
 Sampling is a pure function of the request id (``sampled``): a reward is logged when a hash
 of its id falls below ``judgment_log_sample_rate``, so the same request is in or out in every
@@ -39,13 +39,13 @@ from adapter.config import RewardConfig
 from adapter.forking import reset_after_fork
 from adapter.judgment_writer import JudgmentWriter, LineSink, RotatingFile, open_writer, release_writer
 from adapter.result import RewardResult
+from judge_vllm.redaction import scrub
 from judge_vllm.schemas import JudgeRequest
 
 __all__ = ["JudgmentEntry", "JudgmentLog", "cut_text", "judgment_line", "sampled"]
 
 QUEUE_SIZE = 10_000
 # A key this short could match ordinary text; real API keys are far longer.
-MIN_SCRUBBED_KEY_CHARS = 8
 _HASH_SPACE = float(1 << 64)
 
 
@@ -86,7 +86,7 @@ def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int)
     result, request = entry.result, entry.request
 
     def text(value: str | None) -> str | None:
-        return None if value is None else cut_text(value, max_chars)
+        return None if value is None else cut_text(scrub(value), max_chars)  # scrubbed before the cut
 
     return {
         "time": datetime.datetime.fromtimestamp(entry.unix_time, datetime.timezone.utc),
@@ -102,7 +102,7 @@ def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int)
         "confidence": result.confidence,
         "calibration": result.calibration,
         "explanation": text(result.explanation),
-        "reason": result.reason,
+        "reason": text(result.reason),
         "latency_ms": round(result.latency_ms, 3),
         "detailed_scores": result.detailed_scores,
         "judge_scores": result.judge_scores,
@@ -136,9 +136,6 @@ class JudgmentLog:
         self._max_bytes, backups = config.judgment_log_max_bytes, config.judgment_log_backups
         self._sink = sink or (lambda path: RotatingFile(path, self._max_bytes, backups))
         self._queue_size = queue_size or QUEUE_SIZE
-        key = config.api_key.get_secret_value() if config.api_key is not None else ""
-        # The key as it would appear inside a JSON string.
-        self._secret = pydantic_core.to_json(key)[1:-1] if len(key) >= MIN_SCRUBBED_KEY_CHARS else None
         self._writer: JudgmentWriter | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -158,8 +155,7 @@ class JudgmentLog:
 
     def _render(self, entry: JudgmentEntry) -> bytes:
         """The entry's JSON line, UTF-8 (on the writer thread)."""
-        line = pydantic_core.to_json(judgment_line(entry, self._profile, self._mode, self._max_chars))
-        return line.replace(self._secret, b"***") if self._secret else line
+        return pydantic_core.to_json(judgment_line(entry, self._profile, self._mode, self._max_chars))
 
     def _open(self) -> JudgmentWriter | None:
         with self._lock:

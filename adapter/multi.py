@@ -18,6 +18,7 @@ from adapter.config import ConfigLike, RewardConfig
 from adapter.result import JUDGE_DECIDED
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
+from judge_vllm.redaction import redact_url
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["MultiJudge", "aggregate_scores"]
@@ -70,7 +71,7 @@ class MultiJudge(BaseJudgeReward):
         results = await asyncio.gather(*(judge.areward(**fields) for judge in self.judges.values()))
         self._check_same_model()
         per_judge = {
-            url: r["reward"] if r["source"] in JUDGE_DECIDED else None
+            redact_url(url): r["reward"] if r["source"] in JUDGE_DECIDED else None
             for url, r in zip(self.judges, results, strict=True)
         }
         scores = [s for s in per_judge.values() if s is not None]
@@ -97,7 +98,7 @@ class MultiJudge(BaseJudgeReward):
     def get_metrics(self) -> dict[str, Any]:
         """The ensemble's metrics plus each judge's."""
         snapshot = super().get_metrics()
-        snapshot["judges"] = {url: judge.get_metrics() for url, judge in self.judges.items()}
+        snapshot["judges"] = {redact_url(url): judge.get_metrics() for url, judge in self.judges.items()}
         return snapshot
 
     def close(self) -> None:

@@ -33,6 +33,7 @@ from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.metrics import percentile
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeError, JudgeUnavailableError
+from judge_vllm.redaction import redact_url
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.settings import JudgeClientConfig
 
@@ -242,4 +243,4 @@ class ReplicaPool:
 
     def snapshot(self) -> dict[str, Any]:
         """Per-replica metrics, and how many items failed over to another replica."""
-        return {"failovers": self.failovers, "replicas": {r.url: r.snapshot() for r in self.replicas}}
+        return {"failovers": self.failovers, "replicas": {redact_url(r.url): r.snapshot() for r in self.replicas}}

@@ -37,6 +37,7 @@ from judge_vllm.errors import (
     JudgeRequestError,
 )
 from judge_vllm.local_tokenizer import local_token_ids
+from judge_vllm.redaction import redact_url
 from judge_vllm.retry import classify, retrying, status_error
 from judge_vllm.schemas import JudgeReply, JudgeRequest, Verdict, parse_chat_reply, parse_completion_reply
 from judge_vllm.settings import JudgeClientConfig
@@ -192,9 +193,19 @@ class JudgeClient:
             reply = await self._openai.get(self._root + "/health", cast_to=httpx.Response)
             ok = reply.status_code == 200
             model = await self.model_name() if ok else None
-            return {"reachable": ok, "status_code": reply.status_code, "model": model, "url": self._root}
+            return {
+                "reachable": ok,
+                "status_code": reply.status_code,
+                "model": model,
+                "url": redact_url(self._root),
+            }
         except (JudgeError, openai.OpenAIError) as err:
-            return {"reachable": False, "error": str(classify(err)), "model": None, "url": self._root}
+            return {
+                "reachable": False,
+                "error": str(classify(err)),
+                "model": None,
+                "url": redact_url(self._root),
+            }
 
     # -- judging -------------------------------------------------------------------
 

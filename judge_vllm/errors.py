@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from judge_vllm.redaction import scrub
+
 __all__ = [
     "CircuitOpenError",
     "ContextOverflowError",
@@ -38,11 +40,14 @@ __all__ = [
 
 
 class JudgeError(Exception):
-    """Root of every error this package raises."""
+    """Root of every error this package raises; its text never holds a secret (scrubbed)."""
 
     reason: ClassVar[str] = "Judge error"
     retryable: ClassVar[bool] = False
     server_fault: ClassVar[bool] = False
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(scrub(a) if isinstance(a, str) else a for a in args))
 
 
 class JudgeConfigError(JudgeError, ValueError):

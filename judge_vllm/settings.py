@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.profiles import JudgeProfile, ScoreRubric, load_profile
+from judge_vllm.redaction import redact_url, register_secret, register_url_secrets
 
 __all__ = ["REQUEST_TIMEOUT_SHARE", "JudgeClientConfig", "check_judge_url"]
 
@@ -27,6 +28,7 @@ def check_judge_url(value: str) -> str:
     url = httpx.URL(value.strip()) if isinstance(value, str) else None
     if url is None or url.scheme not in ("http", "https") or not url.host:
         raise ValueError("must start with http:// or https:// and name a host, e.g. http://localhost:8888")
+    register_url_secrets(value)  # credentials in the URL never reach an output
     return value.strip().rstrip("/")
 
 
@@ -84,6 +86,13 @@ class JudgeClientConfig(BaseModel):
     def _url(cls, value: str) -> str:
         return check_judge_url(value)
 
+    @field_validator("api_key")
+    @classmethod
+    def _secret_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            register_secret(value.get_secret_value())  # scrubbed from every output from now on
+        return value
+
     @model_validator(mode="after")
     def _attempt_fits_call(self) -> JudgeClientConfig:
         if self.request_timeout is not None and self.request_timeout > self.timeout:
@@ -127,6 +136,16 @@ class JudgeClientConfig(BaseModel):
     def generation_max_tokens(self) -> int:
         """The judge's token budget for one reply."""
         return self.max_tokens or self.judge_profile().max_tokens
+
+    def __repr_args__(self) -> Any:
+        """The repr shows URLs without their credentials (the key is a ``SecretStr`` already)."""
+        for name, value in super().__repr_args__():
+            if isinstance(value, str):
+                yield name, redact_url(value)
+            elif isinstance(value, list):
+                yield name, [redact_url(v) if isinstance(v, str) else v for v in value]
+            else:
+                yield name, value
 
     def __hash__(self) -> int:  # pydantic's frozen hash fails on dict fields (chat_template_kwargs)
         return hash(tuple(_hashable(v) for v in self.__dict__.values()))

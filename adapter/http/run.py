@@ -14,6 +14,7 @@ from adapter.config import RewardConfig
 from adapter.http.app import create_app
 from adapter.http.auth import API_KEY_ENV
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.redaction import redact_url
 
 __all__ = ["api_config", "run_api", "serve"]
 
@@ -53,6 +54,6 @@ def run_api(
     resolved = api_config(config, judge_url)
     app = create_app(resolved, api_key=key, max_body_bytes=max_body_bytes, max_batch=max_batch)
     logger.warning(
-        "judge API on http://%s:%d for %s (auth %s)", host, port, resolved.judge_url, "on" if key else "off"
+        "judge API on http://%s:%d for %s (auth %s)", host, port, redact_url(resolved.judge_url), "on" if key else "off"
     )
     serve(app, host, port)

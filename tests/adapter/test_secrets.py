@@ -2,7 +2,10 @@
 
 import logging
 
+import pytest
+
 from adapter import JudgeRewardSystem
+from judge_vllm.schemas import Verdict
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
 SECRET = "sk-SECRET-do-not-leak-0123456789"
@@ -47,3 +50,95 @@ def test_cache_directory_is_private(tmp_path, fake_judge):
     with JudgeRewardSystem({"judge_url": fake_judge.url, "cache_dir": str(cache_dir)}) as rs:
         rs.reward("q", "The answer is 1", "1")
     assert cache_dir.stat().st_mode & 0o777 == 0o700
+
+
+# -- credentials in a judge URL, and the key on every surface ---------------------------------
+
+PASSWORD = "pw-USERINFO-secret-42"
+
+
+def _userinfo_url(server) -> str:
+    return server.url.replace("http://", f"http://alice:{PASSWORD}@")
+
+
+def test_credentials_in_the_judge_url_never_leave(tmp_path, caplog):
+    with FakeJudgeServer(FaultPlan(script=["error"])) as server:
+        config = {"judge_url": _userinfo_url(server), "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+        with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
+            results = [rs.reward("q", f"The answer is {i}", str(i)) for i in range(3)]
+            text = _everything_visible(rs, results, caplog, tmp_path / "c")
+    assert [r["source"] for r in results] == ["rule_fallback", "judge", "judge"]
+    assert any(r.name.startswith("httpx") for r in caplog.records)  # httpx's own lines were captured
+    assert PASSWORD not in text and "alice:" not in text
+
+
+def test_a_dead_judge_with_credentials_errors_without_them(tmp_path, caplog):
+    config = {"judge_url": f"http://bob:{PASSWORD}@127.0.0.1:9", "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+    with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
+        results = [rs.reward("q", "The answer is 1", "1")]
+        text = _everything_visible(rs, results, caplog, tmp_path / "c")
+    assert results[0]["source"] == "rule_fallback" and results[0]["error"]
+    assert PASSWORD not in text
+
+
+def test_replica_urls_in_metrics_and_prometheus_hide_credentials(tmp_path):
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from adapter.prometheus import RewardCollector
+
+    with FakeJudgeServer() as a, FakeJudgeServer() as b:
+        config = {"judge_replicas": [_userinfo_url(a), _userinfo_url(b)], "cache_dir": str(tmp_path / "c")}
+        with JudgeRewardSystem(config) as rs:
+            rs.reward("q", "The answer is 1", "1")
+            metrics = rs.get_metrics()
+            registry = CollectorRegistry()
+            registry.register(RewardCollector(lambda: metrics))
+            exposition = generate_latest(registry).decode()
+    assert len(metrics["replicas"]) == 2 and all("***@" in url for url in metrics["replicas"])
+    assert PASSWORD not in repr(metrics) and PASSWORD not in exposition
+
+
+@pytest.mark.parametrize("with_api_key", [False, True], ids=["no-api-key", "api-key"])
+def test_health_shows_the_judge_url_without_credentials(tmp_path, with_api_key):
+    import httpx
+
+    from adapter.http import create_app
+    from judge_vllm.testing.asgi_server import ApiServer
+
+    with FakeJudgeServer() as judge:
+        config = {"judge_url": _userinfo_url(judge), "cache_dir": str(tmp_path / "c"), "api_key": SECRET if with_api_key else None}
+        with ApiServer(create_app(config)) as api:
+            reply = httpx.get(f"{api.url}/health")
+            metrics = httpx.get(f"{api.url}/metrics").text
+    assert reply.status_code == 200 and reply.json()["upstream"]["url"].startswith("http://***@")
+    for shown in (reply.text, metrics):
+        assert PASSWORD not in shown and SECRET not in shown
+
+
+def test_an_exception_text_never_holds_a_registered_secret():
+    from judge_vllm.errors import JudgeUnavailableError
+    from judge_vllm.redaction import register_secret
+
+    register_secret(SECRET)
+    err = JudgeUnavailableError(f"upstream said: bad key {SECRET} for http://carol:{PASSWORD}@judge:8888")
+    assert SECRET not in str(err) and PASSWORD not in str(err) and "http://***@judge:8888" in str(err)
+
+
+def test_a_key_split_by_the_judgment_log_cut_is_still_scrubbed(tmp_path):
+    import json
+
+    log = tmp_path / "judgments.jsonl"
+    config = {"cache_dir": str(tmp_path / "c"), "api_key": SECRET, "model": "m",
+              "judgment_log_path": str(log), "judgment_log_max_chars": 64}  # fmt: skip
+    # The key straddles the cut: its head ends the kept head, its tail starts the kept tail.
+    completion = "x" * 22 + SECRET + "y" * 200 + SECRET + "z" * 22
+
+    class _Judge(JudgeRewardSystem):
+        def _request_judge(self, request):
+            return Verdict(score=1.0, explanation="ok")
+
+    with _Judge(config) as rs:
+        rs.reward("q", completion, "1")
+    line = log.read_text()
+    logged = json.loads(line)["completion"]
+    assert "chars cut" in logged and SECRET[:8] not in line and SECRET[-8:] not in line
