@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from adapter.rules.answer_format import MASTER_KEYS, FormatIssue, missing_answer, uncommitted_answer
 from adapter.rules.lookalikes import fold_lookalikes
+from judge_vllm.profiles import FREE_CHARS, JudgeProfile, builtin_profile_names, load_profile
 
-__all__ = ["MASTER_KEYS", "PrecheckVerdict", "precheck"]
+__all__ = ["MASTER_KEYS", "PrecheckVerdict", "VerdictStrings", "precheck", "verdict_strings"]
 
 # The judge is shown at most max_completion_chars (at most 1,000,000 by adapter.config) of a
 # completion, from its start and its end (judge_prompts.clip_middle, which puts a line break
@@ -72,8 +74,79 @@ def _judge_defence(completion: str) -> FormatIssue | None:
     return None
 
 
-def precheck(completion: str, answer: str, answer_type: str | None = None) -> PrecheckVerdict | None:
-    """A defined reward for completions the judge must not see, else None."""
+# What may stand before a profile's verdict in its regex constraint: the free text of the reply.
+_FREE_TEXT = re.compile(r"^\[(?:\\.|[^\]\\])*\]\{0," + FREE_CHARS + r"\}")
+_WRAPPING = re.compile(r"\\(?:boxed|fbox|text|textbf)\s*\{|[{}\[\]()*_`\"'.!:\s]+")
+
+
+@dataclass(frozen=True)
+class VerdictStrings:
+    """What a judge's own verdict looks like: labels, and phrases such as "Final Decision: Yes"."""
+
+    labels: frozenset[str]
+    phrases: tuple[re.Pattern[str], ...]
+
+    def issue(self, completion: str) -> FormatIssue | None:
+        """A completion that holds a verdict phrase, or is only a label."""
+        for phrase in self.phrases:
+            if phrase.search(completion):
+                return FormatIssue("verdict_string", "completion writes a judge's verdict")
+        bare = _bare(completion)
+        if bare in self.labels:
+            return FormatIssue("verdict_string", f"completion is only a judge's verdict label ({bare!r})")
+        return None
+
+
+def _bare(text: str) -> str:
+    """Lowercase text without boxes, brackets, emphasis and punctuation: "\\boxed{A}." -> "a"."""
+    return _WRAPPING.sub(" ", text).strip().lower()
+
+
+def _phrases(profile: JudgeProfile) -> list[str]:
+    """The profile's verdict formats that carry words beyond the label ("Final Decision: (Yes|No)",
+    "\\[RESULT\\] [1-5]"), from its verdict pattern and its regex constraint."""
+    found = []
+    for pattern in (profile.verdict_pattern, profile.regex):
+        if not pattern:
+            continue
+        pattern = _FREE_TEXT.sub("", pattern)
+        words = re.sub(r"\\.|\(.*?\)|\[.*?\]|boxed|[^A-Za-z]", " ", pattern).split()
+        if any(len(word) >= 3 for word in words):
+            found.append(pattern)
+    return found
+
+
+@cache
+def _builtin_profiles() -> tuple[JudgeProfile, ...]:
+    return tuple(load_profile(name) for name in builtin_profile_names())
+
+
+@cache
+def _builtin_verdicts() -> VerdictStrings:
+    return verdict_strings(None)
+
+
+def verdict_strings(profile: JudgeProfile | None = None) -> VerdictStrings:
+    """Every built-in profile's verdict strings, plus ``profile``'s (a user profile's labels);
+    build it once per reward system."""
+    profiles = [*_builtin_profiles(), *([profile] if profile is not None else [])]
+    labels = {label.lower() for p in profiles for label in p.labels}
+    phrases = {phrase for p in profiles for phrase in _phrases(p)}
+    return VerdictStrings(frozenset(labels), tuple(re.compile(p, re.IGNORECASE) for p in sorted(phrases)))
+
+
+def precheck(
+    completion: str, answer: str, answer_type: str | None = None, verdicts: VerdictStrings | None = None
+) -> PrecheckVerdict | None:
+    """A defined reward for completions the judge must not see, else None (``verdicts``: the judge's
+    verdict strings, default every built-in profile's)."""
     text = fold_lookalikes(_judged_part(completion))
-    issue = missing_answer(text) or _judge_defence(text) or uncommitted_answer(text, answer, answer_type)
+    if _bare(text) and _bare(text) == _bare(answer):
+        return None  # the reference itself ("Yes." for yes), even when it reads like a verdict
+    issue = (
+        missing_answer(text)
+        or _judge_defence(text)
+        or (verdicts or _builtin_verdicts()).issue(text)
+        or uncommitted_answer(text, answer, answer_type)
+    )
     return None if issue is None else PrecheckVerdict(0.0, issue.reason, issue.explanation)

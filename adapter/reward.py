@@ -45,7 +45,7 @@ from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
 from adapter.metrics_endpoint import serve_metrics
 from adapter.outcomes import RewardOutcomes
-from adapter.prechecks import PrecheckVerdict, precheck
+from adapter.prechecks import PrecheckVerdict, precheck, verdict_strings
 from adapter.replicas import ReplicaPool
 from adapter.result import RewardResult
 from judge_vllm.client import JudgeClient
@@ -86,6 +86,7 @@ class BaseJudgeReward:
             update={"timeout": self._judge_budget_s, "request_timeout": attempt}
         )
         self._profile = self._client_config.judge_profile()
+        self._verdict_strings = verdict_strings(self._profile)
         self._dispatcher: JudgeDispatcher | None = None
         self._start_lock: asyncio.Lock | None = None
         self._canary_task: asyncio.Task[None] | None = None
@@ -218,7 +219,9 @@ class BaseJudgeReward:
         if isinstance(graded, PrecheckVerdict):
             return self._decided(request, started, graded)
         decided = (
-            precheck(graded.completion, graded.answer, graded.answer_type) if self.config.prechecks else None
+            precheck(graded.completion, graded.answer, graded.answer_type, self._verdict_strings)
+            if self.config.prechecks
+            else None
         )
         return graded if decided is None else self._decided(request, started, decided)
 

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge_vllm.errors import JudgeParseError, JudgeReasoningCutError
-from judge_vllm.reasoning import UnclosedReasoning, final_part
+from judge_vllm.reasoning import DEFAULT_DELIMITERS, UnclosedReasoning, final_part
 from judge_vllm.schemas import JudgeReply, LogprobPosition, Verdict
 
 __all__ = [
@@ -95,6 +95,12 @@ def _final_text(content: str | None, finish_reason: str | None) -> str:
             raw=content,
             finish_reason=finish_reason,
         ) from None
+
+
+def _reasoned(content: str | None) -> bool:
+    """The reply holds a reasoning marker (an opening or closing one)."""
+    text = content or ""
+    return any(mark in text for mark in (DEFAULT_DELIMITERS.start, DEFAULT_DELIMITERS.end))
 
 
 def _cut_short(content: str | None, finish_reason: str | None) -> JudgeParseError:
@@ -206,6 +212,10 @@ def label_verdict(
         shown = "no verdict found" if found is None else f"{found[0]!r} is not a label"
         raise JudgeParseError(f"judge reply: {shown} (labels: {', '.join(labels)})", raw=reply.text)
     if reply.finish_reason not in (None, "stop", "length"):
+        raise _cut_short(reply.text, reply.finish_reason)
+    if reply.finish_reason == "length" and _reasoned(reply.text) and text[found[2] :].strip():
+        # Cut mid-text after reasoning: the "verdict" is a quote (of a "</think> Final Decision:
+        # Yes" in the graded response, say), not the judge's conclusion.
         raise _cut_short(reply.text, reply.finish_reason)
     label = found[0]
     rest = (text[: found[1]] + text[found[2] :]).strip() if pattern else ""

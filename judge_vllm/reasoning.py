@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ReasoningDelimiters", "UnclosedReasoning", "final_part"]
+__all__ = ["DEFAULT_DELIMITERS", "ReasoningDelimiters", "UnclosedReasoning", "final_part"]
 
 
 class ReasoningDelimiters(BaseModel):
