@@ -2,6 +2,7 @@
 (against the loopback fake judge: these check plumbing, never judge quality)."""
 
 import asyncio
+import re
 
 import pytest
 
@@ -108,7 +109,8 @@ def test_general_verifier_gets_the_extracted_answer_on_the_completions_endpoint(
     assert fake_judge.counts["/v1/completions"] == 1 and isinstance(
         body["prompt"], list
     )  # one call, two prompts
-    assert "### Student Answer: 7\n" in body["prompt"][0] and "so the answer is" not in body["prompt"][0]
+    assert re.search(r"### Student Answer: <response-\w+>\n7\n</response-", body["prompt"][0])
+    assert "so the answer is" not in body["prompt"][0]
     assert (
         body["structured_outputs"] == {"regex": "[\\s\\S]{0,32}Final Decision: (Yes|No)"}
         and body["max_tokens"] == 64
