@@ -21,6 +21,7 @@ from functools import cache
 
 from adapter.rules.answer_format import MASTER_KEYS, FormatIssue, missing_answer, uncommitted_answer
 from adapter.rules.lookalikes import fold_lookalikes
+from judge_vllm.patterns import PatternTimeout, UserPattern, compile_user_pattern
 from judge_vllm.profiles import FREE_CHARS, JudgeProfile, builtin_profile_names, load_profile
 
 __all__ = ["MASTER_KEYS", "PrecheckVerdict", "VerdictStrings", "precheck", "verdict_strings"]
@@ -29,6 +30,8 @@ __all__ = ["MASTER_KEYS", "PrecheckVerdict", "VerdictStrings", "precheck", "verd
 # completion, from its start and its end (judge_prompts.clip_middle, which puts a line break
 # between them); a 10 MB completion is checked on those two ends only.
 MAX_JUDGED_CHARS = 1_000_000
+# A verdict pattern's search over one completion (the pattern may be a user's).
+PHRASE_TIMEOUT_S = 0.2
 
 # Chat-template control tokens and role markers of common templates, or a line posing as a turn.
 # Line indentation is [^\S\n]*, not \s*: under MULTILINE, \s* after ^ would rescan every later
@@ -84,12 +87,16 @@ class VerdictStrings:
     """What a judge's own verdict looks like: labels, and phrases such as "Final Decision: Yes"."""
 
     labels: frozenset[str]
-    phrases: tuple[re.Pattern[str], ...]
+    phrases: tuple[UserPattern, ...]
 
     def issue(self, completion: str) -> FormatIssue | None:
         """A completion that holds a verdict phrase, or is only a label."""
         for phrase in self.phrases:
-            if phrase.search(completion):
+            try:
+                found = phrase.search(completion, PHRASE_TIMEOUT_S)
+            except PatternTimeout:  # a completion built to make a user's pattern explode
+                return FormatIssue("verdict_string", "completion makes a verdict pattern run out of time")
+            if found:
                 return FormatIssue("verdict_string", "completion writes a judge's verdict")
         bare = _bare(completion)
         if bare in self.labels:
@@ -132,7 +139,8 @@ def verdict_strings(profile: JudgeProfile | None = None) -> VerdictStrings:
     profiles = [*_builtin_profiles(), *([profile] if profile is not None else [])]
     labels = {label.lower() for p in profiles for label in p.labels}
     phrases = {phrase for p in profiles for phrase in _phrases(p)}
-    return VerdictStrings(frozenset(labels), tuple(re.compile(p, re.IGNORECASE) for p in sorted(phrases)))
+    compiled = tuple(compile_user_pattern(f"(?i){p}", "verdict pattern") for p in sorted(phrases))
+    return VerdictStrings(frozenset(labels), compiled)
 
 
 def precheck(

@@ -21,13 +21,13 @@ out-of-range score; it never returns a default score.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge_vllm.errors import JudgeParseError, JudgeReasoningCutError
+from judge_vllm.patterns import PatternTimeout, UserPattern, compile_user_pattern
 from judge_vllm.reasoning import DEFAULT_DELIMITERS, UnclosedReasoning, final_part
 from judge_vllm.schemas import JudgeReply, LogprobPosition, Verdict
 
@@ -132,7 +132,7 @@ def json_verdict(content: str | None, finish_reason: str | None) -> Verdict:
     )
 
 
-def _find_label(text: str, pattern: re.Pattern[str] | None) -> tuple[str, int, int] | None:
+def _find_label(text: str, pattern: UserPattern | None) -> tuple[str, int, int] | None:
     """The label in ``text`` and its span: the last match of ``pattern``'s group 1, else the whole text."""
     if pattern is None:
         stripped = text.strip()
@@ -147,7 +147,7 @@ def _find_label(text: str, pattern: re.Pattern[str] | None) -> tuple[str, int, i
 
 
 def _label_position(
-    positions: list[LogprobPosition], label: str, pattern: re.Pattern[str] | None
+    positions: list[LogprobPosition], label: str, pattern: UserPattern | None
 ) -> LogprobPosition | None:
     """The generated position where the label was sampled, found by reading the tokens' text the
     same way as the reply (reasoning first, then the label); None when the label is not one token."""
@@ -203,9 +203,12 @@ def label_verdict(
     ``"length"`` is as final as ``"stop"`` once the label is read; a reply in which no label
     can be read is cut short if it ended on ``"length"``, else an unknown label.
     """
-    pattern = re.compile(verdict_pattern) if verdict_pattern else None
+    pattern = compile_user_pattern(verdict_pattern, "verdict_pattern") if verdict_pattern else None
     text = _final_text(reply.text, reply.finish_reason)
-    found = _find_label(text, pattern)
+    try:
+        found = _find_label(text, pattern)
+    except PatternTimeout as err:
+        raise JudgeParseError(f"judge reply: {err}", raw=reply.text) from None
     if found is None or found[0] not in labels:
         if reply.finish_reason == "length":
             raise _cut_short(reply.text, reply.finish_reason)

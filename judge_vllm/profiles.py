@@ -42,6 +42,7 @@ from judge_prompts import (
 )
 from judge_vllm.contract import INVALID
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.patterns import compile_user_pattern
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.yaml_file import read_yaml_mapping
 
@@ -117,14 +118,16 @@ class JudgeProfile(BaseModel):
     def _consistent(self) -> JudgeProfile:
         if self.constraint == "regex" and not self.regex:
             raise ValueError("constraint: regex needs a regex")
-        for pattern in (self.constraint_regex(64), self.verdict_pattern):
-            if pattern is not None:
-                try:
-                    compiled = re.compile(pattern)
-                except re.error as err:
-                    raise ValueError(f"pattern {pattern!r} is not a valid regex: {err}") from None
-                if pattern is self.verdict_pattern and compiled.groups < 1:
-                    raise ValueError("verdict_pattern needs a group around the label")
+        constraint = self.constraint_regex(64)
+        if constraint is not None:  # run by the server's grammar engine, not here: syntax only
+            try:
+                re.compile(constraint)
+            except re.error as err:
+                raise ValueError(f"pattern {constraint!r} is not a valid regex: {err}") from None
+        # The verdict pattern runs here, on judge replies: probed at load, bounded at each search.
+        verdict = compile_user_pattern(self.verdict_pattern, "verdict_pattern") if self.verdict_pattern else None
+        if verdict is not None and verdict.groups < 1:
+            raise ValueError("verdict_pattern needs a group around the label")
         if self.endpoint == "completions" and self.system_template is not None:
             raise ValueError("the completions endpoint has no system message: drop system_template")
         if all(v == INVALID for v in self.labels.values()):
