@@ -133,10 +133,16 @@ def clip_middle(text: str, max_chars: int) -> str:
     return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[-tail:]}"
 
 
+# What a profile folder holds that a judge prompt is made of; anything else in it (notes, data,
+# a model someone unpacked there) is never read.
+FINGERPRINTED = ("*.j2", "profile.yaml")
+
+
 def template_fingerprint(template_dir: Path) -> str:
-    """A short hash of every file in a template folder (names and bytes)."""
+    """A short hash of the templates (``*.j2``) and profile files in a folder (names and bytes)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in template_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    found = {p for pattern in FINGERPRINTED for p in template_dir.rglob(pattern) if p.is_file()}
+    for path in sorted(found):
         digest.update(path.relative_to(template_dir).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]

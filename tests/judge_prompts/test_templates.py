@@ -82,3 +82,22 @@ def test_fast_mode_changes_only_the_output_contract():
 def test_template_version_is_a_stable_hash():
     assert template_version() == template_version()
     assert len(template_version()) == 12
+
+
+def test_a_profile_fingerprint_reads_its_templates_not_the_rest_of_the_folder(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from judge_prompts import template_fingerprint
+
+    (tmp_path / "user.j2").write_text("{{ completion }}")
+    (tmp_path / "profile.yaml").write_text("labels: {'Yes': 1.0}\n")
+    big = tmp_path / "weights.bin"
+    with big.open("wb") as handle:  # a 2 GB sparse file next to the templates
+        handle.truncate(2 << 30)
+    read: list[str] = []
+    original = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or original(self))
+    before = template_fingerprint(tmp_path)
+    assert sorted(read) == ["profile.yaml", "user.j2"]
+    (tmp_path / "user.j2").write_text("{{ completion }}!")
+    assert template_fingerprint(tmp_path) != before  # a template change is a new fingerprint
