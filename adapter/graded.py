@@ -5,7 +5,9 @@ reasoning, by the pre-checks, the rules and the judge alike (TRL's
 ``reasoning_accuracy_reward`` does the same). A completion whose reasoning never closes has no
 final answer: a defined reward 0 with reason ``unclosed_reasoning``. Profiles that show the
 judge the final answer (``judge_input: final_answer``) get the one our rules extract, or
-"None" when there is none, as general-verifier's own pipeline writes it.
+"None" when there is none, as general-verifier's own pipeline writes it. A request without a
+reference, for a profile that needs one (``needs_answer``), is a defined reward 0 with reason
+``no_reference``: an empty reference is never sent to the judge.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ def graded_request(
 ) -> JudgeRequest | PrecheckVerdict:
     """``request`` as the judge should see it, or the defined reward for a completion without a
     final answer. ``extracted`` is the rules' extraction when the caller already has it."""
+    if profile.needs_answer and not request.answer.strip():
+        return PrecheckVerdict(
+            0.0, "no_reference", f"no reference answer: profile {profile.name!r} needs one to judge against"
+        )
     completion = request.completion
     if config.strip_reasoning:
         try:

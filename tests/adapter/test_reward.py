@@ -335,3 +335,18 @@ def test_ensemble_members_never_answer_from_each_others_verdicts(tmp_path):
         with create_judge_reward(config) as judge:
             result = judge.reward("q", "The answer is 1", "1")
     assert result["judge_scores"] == {good.url: 1.0, bad.url: None}
+
+
+@pytest.mark.parametrize("answer", ["", "   ", None], ids=["empty", "blank", "none"])
+def test_a_missing_reference_is_a_defined_reward_and_never_reaches_the_judge(fake_judge, tmp_path, answer):
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+    with JudgeRewardSystem(config) as rs:
+        single = rs.reward("What is 2 + 2?", "The answer is 4", answer)
+        batch = rs.reward_batch([{"prompt": "What is 2 + 2?", "completion": "4", "answer": answer}] * 3)
+        cascaded = JudgeRewardSystem({**config, "strategy": "cascade", "cache_dir": str(tmp_path / "d")})
+        with cascaded:
+            via_cascade = cascaded.reward("What is 2 + 2?", "The answer is 4", answer)
+    for result in (single, *batch, via_cascade):
+        assert (result["source"], result["reward"], result["reason"]) == ("rule", 0.0, "no_reference")
+        assert "needs one" in result["explanation"]
+    assert fake_judge.counts["/v1/chat/completions"] == 0 and fake_judge.counts["/v1/chat/completions/batch"] == 0
