@@ -24,6 +24,8 @@ from judge_vllm.schemas import JudgeRequest
 __all__ = ["Fallback", "RuleFallback"]
 
 logger = logging.getLogger("JudgeReward")
+# The least a fallback's symbolic check gets, even past the deadline (it then says "timeout").
+MIN_RULE_TIME_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -50,15 +52,17 @@ class RuleFallback:
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()  # a parent thread may have held it at fork
 
-    def decide(self, request: JudgeRequest, err: JudgeError) -> Fallback:
-        """The rule reward (or no reward when fallback is off) for ``request``, tagged with why."""
+    def decide(self, request: JudgeRequest, err: JudgeError, time_left_s: float | None = None) -> Fallback:
+        """The rule reward (or no reward when fallback is off) for ``request``, tagged with why; its
+        symbolic checks get at most ``time_left_s`` (what is left of the reward's timeout)."""
         self._log(err)
         if not self.enabled:
             return Fallback(None, "error", f"judge failed: {err}", err.reason, str(err))
+        settings = self.settings
+        if time_left_s is not None and time_left_s < settings.math_timeout_s:
+            settings = settings.model_copy(update={"math_timeout_s": max(time_left_s, MIN_RULE_TIME_S)})
         try:
-            graded = grade(
-                request.prompt, request.completion, request.answer, request.answer_type, self.settings
-            )
+            graded = grade(request.prompt, request.completion, request.answer, request.answer_type, settings)
             reward, explanation = graded.reward, graded.explanation
         except Exception:  # the rule reward never raises by contract; a trainer must not crash if it does
             logger.exception("rule reward raised; reward 0")

@@ -58,6 +58,7 @@ logger = logging.getLogger("JudgeReward")
 
 # Time kept for the rule fallback out of ``timeout`` beyond its symbolic bound (math_timeout_s).
 FALLBACK_MARGIN_S = 0.25
+CASCADE_RULE_SHARE = 0.5
 # Extra seconds the sync facade waits for the loop thread before answering from its own thread.
 FACADE_GRACE_S = 1.0
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
@@ -81,6 +82,9 @@ class BaseJudgeReward:
         )
         reserve = min(self.config.rules.math_timeout_s + FALLBACK_MARGIN_S, self.config.timeout / 2)
         self._judge_budget_s = self.config.timeout - reserve
+        # The cascade's rules run inside the judge's budget: a share of it, never all of it.
+        cascade_math_s = min(self.config.rules.math_timeout_s, self._judge_budget_s * CASCADE_RULE_SHARE)
+        self._cascade_rules = self.config.rules.model_copy(update={"math_timeout_s": cascade_math_s})
         attempt = min(self.config.attempt_timeout_s, self._judge_budget_s)
         self._client_config = self.config.client_config().model_copy(
             update={"timeout": self._judge_budget_s, "request_timeout": attempt}
@@ -233,7 +237,7 @@ class BaseJudgeReward:
     def _cascaded(self, request: JudgeRequest, started: float) -> JudgeRequest | RewardResult:
         """Strategy cascade: the rule reward where it is sure, else the request for the judge
         (with the rules' extracted answer for profiles that show the judge only that)."""
-        decision = rule_first(request, self.config.rules)
+        decision = rule_first(request, self._cascade_rules)
         self.metrics.record_cascade(decision.decided)
         verdict = decision.verdict
         if decision.decided:
@@ -299,7 +303,7 @@ class BaseJudgeReward:
             return self._fall_back(request, started, err)
 
     def _fall_back(self, request: JudgeRequest, started: float, err: JudgeError) -> RewardResult:
-        fallback = self._fallback.decide(request, err)
+        fallback = self._fallback.decide(request, err, started + self.config.timeout - time.monotonic())
         return self._outcomes.finish(
             request,
             started,

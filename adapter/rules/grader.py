@@ -82,7 +82,7 @@ def _undecided(err: SymbolicTimeout | TooCostly, pred: str | None, settings: Rul
         verdict = _verdict(0.0, "too_costly", str(err), pred)
     else:
         verdict = _verdict(
-            0.0, "timeout", f"symbolic checks took longer than {settings.math_timeout_s:g} s", pred
+            0.0, "timeout", f"symbolic checks took longer than {settings.math_timeout_s:.2g} s", pred
         )
     logger.info("rule reward: %s (reward 0)", verdict.explanation)
     return verdict
