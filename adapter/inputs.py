@@ -14,9 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from judge_vllm.errors import JudgeInputError
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["REQUEST_FIELDS", "InvalidInput", "RewardItem", "build_request", "request_from_item"]
+__all__ = ["REQUEST_FIELDS", "InvalidInput", "RewardItem", "batch_items", "build_request", "request_from_item"]
 
 RewardItem = Mapping[str, Any] | JudgeRequest | Sequence[Any]
 REQUEST_FIELDS = ("prompt", "completion", "answer", "answer_type")
@@ -61,3 +62,15 @@ def request_from_item(item: Any) -> JudgeRequest | InvalidInput:
 
 def _printable_id(request_id: Any) -> str:
     return request_id if isinstance(request_id, str) else ""
+
+
+def batch_items(items: Any) -> list[Any]:
+    """The items of a ``reward_batch`` call as a list; ``JudgeInputError`` when ``items`` is not a
+    collection of items (None, a number, a string, a single dict). Each item is checked later,
+    one by one: a bad item gets its own defined reward."""
+    if items is None or isinstance(items, str | bytes | Mapping) or not hasattr(items, "__iter__"):
+        raise JudgeInputError(
+            "reward_batch takes a list of items (dicts with prompt, completion, answer), "
+            f"got {type(items).__name__}"
+        )
+    return list(items)

@@ -39,7 +39,7 @@ from adapter.dispatch import JudgeDispatcher, as_verdict
 from adapter.fallback import RuleFallback
 from adapter.forking import reset_after_fork
 from adapter.graded import graded_request
-from adapter.inputs import InvalidInput, RewardItem, build_request, request_from_item
+from adapter.inputs import InvalidInput, RewardItem, batch_items, build_request, request_from_item
 from adapter.judgment_log import JudgmentLog
 from adapter.loop import LoopThread
 from adapter.metrics import RewardMetrics
@@ -137,7 +137,7 @@ class BaseJudgeReward:
 
     def reward_batch(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
         """Score many completions at once (batched to the judge); results in input order."""
-        results = self._loop.run(self._score_items(list(items), time.monotonic()))
+        results = self._loop.run(self._score_items(batch_items(items), time.monotonic()))
         return [r.to_dict() for r in results]
 
     def probe_canaries(self) -> float | None:
@@ -196,7 +196,7 @@ class BaseJudgeReward:
 
     async def areward_batch(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
         """Async ``reward_batch``, callable from any event loop."""
-        results = await self._on_loop(self._score_items(list(items), time.monotonic()))
+        results = await self._on_loop(self._score_items(batch_items(items), time.monotonic()))
         return [r.to_dict() for r in results]
 
     # -- extension point -------------------------------------------------------------

@@ -58,6 +58,8 @@ logger = logging.getLogger(__name__)
 
 CONFIG_ENV = "JUDGE_REWARD_CONFIG"
 REWARD_KWARGS = ("config", "answer_type")
+# Each reference is one judgment; a list longer than this is cut (with a warning).
+MAX_REFERENCES = 16
 # What verl's reward managers pass besides the reward kwargs: read, or knowingly left alone.
 _VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 
@@ -103,19 +105,26 @@ def _warn_unknown(kwargs: Mapping[str, Any]) -> None:
 
 
 def _references(ground_truth: Any) -> list[Any]:
-    """The reference answers in verl's ``ground_truth``: one, or each of a list or an array.
+    """The reference answers in verl's ``ground_truth``: one, or each of a list or an array, at
+    most ``MAX_REFERENCES`` (each is one judgment: 10,000 references would be 10,000 calls).
     An empty list stays one (invalid) answer, so the reward says why it is 0."""
     if hasattr(ground_truth, "tolist"):  # numpy arrays and scalars, as parquet rows carry them
         ground_truth = ground_truth.tolist()
     if isinstance(ground_truth, list | tuple) and ground_truth:
-        return list(ground_truth)
+        if len(ground_truth) > MAX_REFERENCES:
+            logger.warning(
+                "ground_truth lists %d references; judging against the first %d",
+                len(ground_truth),
+                MAX_REFERENCES,
+            )
+        return list(ground_truth[:MAX_REFERENCES])
     return [ground_truth]
 
 
 def _items(
     solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None, answer_type: str | None
 ) -> list[dict[str, Any]]:
-    info = extra_info or {}
+    info = extra_info if isinstance(extra_info, Mapping) else {}
     item = {
         "prompt": info.get("question", ""),
         "completion": solution_str,

@@ -350,3 +350,15 @@ def test_a_missing_reference_is_a_defined_reward_and_never_reaches_the_judge(fak
         assert (result["source"], result["reward"], result["reason"]) == ("rule", 0.0, "no_reference")
         assert "needs one" in result["explanation"]
     assert fake_judge.counts["/v1/chat/completions"] == 0 and fake_judge.counts["/v1/chat/completions/batch"] == 0
+
+
+@pytest.mark.parametrize("items", [None, 42, "prompt", {"prompt": "q", "completion": "4", "answer": "4"}],
+                         ids=["none", "number", "string", "one-dict"])  # fmt: skip
+def test_reward_batch_of_something_that_is_not_a_list_says_so(tmp_path, items):
+    from judge_vllm.errors import JudgeInputError
+
+    with JudgeRewardSystem({"cache_dir": str(tmp_path / "c"), "model": "m"}) as rs:
+        with pytest.raises(JudgeInputError, match="reward_batch takes a list of items"):
+            rs.reward_batch(items)
+        with pytest.raises(JudgeInputError, match="reward_batch takes a list of items"):
+            asyncio.run(rs.areward_batch(items))

@@ -292,6 +292,26 @@ def test_ground_truth_shapes(fake_judge, monkeypatch, tmp_path, ground_truth, sc
     assert set(result) == KEYS
 
 
+def test_ten_thousand_references_are_judged_against_the_first_few(fake_judge, tmp_path, caplog):
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    references = ["7", "9", "4", *(str(n) for n in range(10, 10_007))]
+    with caplog.at_level(logging.WARNING):
+        result = judge_verl.compute_score(
+            "gsm8k", "The answer is 4.", references, {"question": "2+2?"}, config=config
+        )
+    assert result["score"] == 1.0 and sum(fake_judge.judged_prompts.values()) <= judge_verl.MAX_REFERENCES
+    assert "judging against the first 16" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "extra_info", [["not", "a", "dict"], "a string", 42], ids=["list", "string", "number"]
+)
+def test_extra_info_that_is_not_a_mapping_is_ignored(fake_judge, tmp_path, extra_info):
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    result = judge_verl.compute_score("gsm8k", "The answer is 4.", "4", extra_info, config=config)
+    assert result["score"] == 1.0 and set(result) == KEYS
+
+
 async def test_a_judge_failure_without_fallback_stops_verls_step(tokenizer_dir, fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
     judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=False)
