@@ -10,13 +10,15 @@ on the last line (``trailing_expression``). Per-type extraction builds on these
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 __all__ = ["anchored_answer", "boxed_answers", "last_boxed", "trailing_expression"]
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 # What may stand between two boxes that together make one answer. The separators after the word
 # are inside its group: two adjacent [\s$,;&]* would split a long run in quadratically many ways.
-_BOX_JOINER = re.compile(r"[\s$,;&]*(?:(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)[\s$,;&]*)?", re.IGNORECASE)
+_GAP = r"(?:\\(?:q?quad|[,;!])|\\\\|[\s$,;&])*"  # spaces, LaTeX spacing and line breaks, commas
+_BOX_JOINER = re.compile(_GAP + r"(?:(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)" + _GAP + ")?", re.IGNORECASE)
 # Anchors in order of preference; within one, the last occurrence wins.
 _ANCHORS = (
     re.compile(r"final answer\*{0,2}[ \t]*(?:is|:|=)\s{0,20}\*{0,2}[ \t]*(.+)", re.IGNORECASE),
@@ -73,24 +75,41 @@ def _boxes(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
+def _final_group(boxes: list[tuple[int, int, str]], text: str) -> int:
+    """How many of the last boxes are joined into one answer (by "and", "or", commas, spacing)."""
+    joined = 1
+    for (_, end, _), (start, _, _) in zip(reversed(boxes[:-1]), reversed(boxes[1:]), strict=True):
+        if not _BOX_JOINER.fullmatch(text[end:start]):
+            break
+        joined += 1
+    return joined
+
+
 def boxed_answers(text: str) -> list[str]:
-    """The content of every complete outermost ``\\boxed{}`` / ``\\fbox{}``, in order."""
-    return [content for _, _, content in _boxes(text)]
+    """The answers the boxes give, in order: boxes joined into one answer (as ``last_boxed``
+    joins them) count as one."""
+    boxes = _boxes(text)
+    if not boxes:
+        return []
+    joined = _final_group(boxes, text)
+    return [content for _, _, content in boxes[:-joined]] + [_join(c for _, _, c in boxes[-joined:])]
+
+
+def _join(contents: Iterable[str]) -> str:
+    group: list[str] = []
+    for content in contents:
+        if content not in group:
+            group.append(content)
+    return ", ".join(group)
 
 
 def last_boxed(text: str) -> str | None:
     """Content of the last ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces), with the boxes
-    joined to it by "and", "or" or commas ("\\boxed{3} or \\boxed{4}" -> "3, 4")."""
+    joined to it by "and", "or", commas or spacing ("\\boxed{3} or \\boxed{4}" -> "3, 4")."""
     boxes = _boxes(text)
     if not boxes:
         return None
-    group = [boxes[-1][2]]
-    for (_, end, content), (start, _, _) in zip(reversed(boxes[:-1]), reversed(boxes[1:]), strict=True):
-        if not _BOX_JOINER.fullmatch(text[end:start]):
-            break
-        if content not in group:
-            group.insert(0, content)
-    return ", ".join(group)
+    return _join(c for _, _, c in boxes[-_final_group(boxes, text) :])
 
 
 def _first_clause(span: str) -> str:

@@ -51,8 +51,8 @@ _UNIT_AFTER = re.compile(
     r"\s*(" + "|".join(sorted(_UNIT_DIMENSION, key=len, reverse=True)) + r")\b", re.IGNORECASE
 )
 _RETRACTION = re.compile(
-    r"\b(?:just kidding|kidding|wait|actually|correction|on second thought|scratch that|i mean|rather|instead"
-    r"|no,|not really|but (?:the|it|that|really)|i was wrong|that's wrong|that is wrong)\b",
+    r"\b(?:just kidding|kidding|wait|actually|correction|on second thought|scratch that|i mean"
+    r"|no,|i was wrong|that's wrong|that is wrong)\b",
     re.IGNORECASE,
 )
 _LEADING_ANSWER_END = re.compile(r"\s*(?:[,.;:!—–-]|$)")
