@@ -17,6 +17,13 @@ down.
 
 Each replica's client retries nothing itself (``max_retries: 0``): another replica is a
 better retry than the same one.
+
+Outliers are taken out like dead replicas (``eject``), for ``circuit_breaker_timeout``: a replica
+that answers garbage (its replies fail to parse: the items move on to the next replica and the
+failures count against its breaker), one that is slow but alive (its median call latency over
+its last ``OUTLIER_MIN_CALLS`` calls is more than ``OUTLIER_LATENCY_FACTOR`` times its peers'
+median), and one that answers 429/503 with ``Retry-After`` (out until that time has passed).
+The last usable replica is never ejected: when every replica is ejected, they are all used.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import statistics
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -32,7 +40,7 @@ from typing import Any
 from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.metrics import percentile
 from judge_vllm.client import JudgeClient
-from judge_vllm.errors import JudgeError, JudgeUnavailableError
+from judge_vllm.errors import JudgeError, JudgeParseError, JudgeUnavailableError
 from judge_vllm.redaction import redact_url
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.settings import JudgeClientConfig
@@ -41,6 +49,12 @@ __all__ = ["LOAD_SLACK", "Replica", "ReplicaPool", "affinity_order"]
 
 LOAD_SLACK = 1.25
 LATENCY_WINDOW = 2_000
+# Latency outliers: at least this many recent calls, this much slower than the peers' median,
+# and slower than this in absolute terms (a 3 ms replica next to 1 ms ones is not an outlier).
+OUTLIER_MIN_CALLS = 5
+OUTLIER_LATENCY_FACTOR = 3.0
+OUTLIER_MIN_MS = 100.0
+MAX_RETRY_AFTER_S = 60.0
 Outcome = Verdict | JudgeError
 
 
@@ -61,6 +75,12 @@ def _group_key(request: JudgeRequest) -> str:
     return f"{request.prompt}\x00{request.answer}"
 
 
+def replica_fault(outcome: Outcome) -> bool:
+    """An outcome that another replica might not have: a server fault, or a reply that does not
+    parse (a replica answering garbage)."""
+    return isinstance(outcome, JudgeError) and (outcome.server_fault or isinstance(outcome, JudgeParseError))
+
+
 class Replica:
     """One judge server of the pool: its client, breaker, load and counters."""
 
@@ -72,12 +92,28 @@ class Replica:
         self.items = 0
         self.calls = 0
         self.errors = 0
+        self.ejections = 0
+        self.ejected_until = 0.0
+        self.ejected_for = ""
         self._latency_ms: deque[float] = deque(maxlen=LATENCY_WINDOW)
 
     @property
     def usable(self) -> bool:
-        """Closed, or due for its half-open probe (does not take the probe)."""
-        return self.breaker.state is not BreakerState.OPEN
+        """Closed, or due for its half-open probe (does not take the probe), and not ejected."""
+        return self.breaker.state is not BreakerState.OPEN and time.monotonic() >= self.ejected_until
+
+    def eject(self, seconds: float, why: str) -> None:
+        """Out of the rotation for ``seconds``; its latency history starts afresh when it is back."""
+        self.ejections += 1
+        self.ejected_until = time.monotonic() + seconds
+        self.ejected_for = why
+        self._latency_ms.clear()
+
+    def recent_median_ms(self) -> float | None:
+        """The median latency of its last ``OUTLIER_MIN_CALLS`` calls (None before that many)."""
+        if len(self._latency_ms) < OUTLIER_MIN_CALLS:
+            return None
+        return statistics.median(list(self._latency_ms)[-OUTLIER_MIN_CALLS:])
 
     async def judge(self, requests: list[JudgeRequest]) -> list[Outcome]:
         """One call to this replica; a failure of the whole call fills every slot. Its items count
@@ -91,7 +127,7 @@ class Replica:
             outcomes = [err] * len(requests)
         finally:
             self._latency_ms.append((time.perf_counter() - started) * 1000)
-        faults = [o for o in outcomes if isinstance(o, JudgeError) and o.server_fault]
+        faults = [o for o in outcomes if replica_fault(o)]
         self.errors += len(faults)
         if faults and len(faults) == len(outcomes):
             self.breaker.record_failure()
@@ -107,6 +143,8 @@ class Replica:
             "calls": self.calls,
             "errors": self.errors,
             "inflight": self.inflight,
+            "ejections": self.ejections,
+            "ejected_for": self.ejected_for if time.monotonic() < self.ejected_until else None,
             "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
             "circuit_breaker": self.breaker.snapshot(),
         }
@@ -129,6 +167,7 @@ class ReplicaPool:
             for url in self.urls
         ]
         self.failovers = 0
+        self.eject_s = breaker_timeout_s
 
     # -- the JudgeClient interface -----------------------------------------------------
 
@@ -185,14 +224,43 @@ class ReplicaPool:
             for items, outcomes in await asyncio.gather(*calls):
                 for i, outcome in zip(items, outcomes, strict=True):
                     tried[i].add(plan[i])
-                    if isinstance(outcome, JudgeError) and outcome.server_fault:
-                        last_error[i] = outcome
+                    if replica_fault(outcome):
+                        last_error[i] = outcome  # type: ignore[assignment]
                         retry.append(i)
                     else:
                         results[i] = outcome
+                self._eject_overloaded(plan[items[0]], outcomes)
+            self._eject_slow()
             self.failovers += len(retry)
             pending = retry
         return results  # type: ignore[return-value]
+
+    # -- outliers --------------------------------------------------------------------------
+
+    def _others_usable(self, replica: Replica) -> bool:
+        return any(r.usable for r in self.replicas if r is not replica)
+
+    def _eject_overloaded(self, index: int, outcomes: list[Outcome]) -> None:
+        """A replica that asked for time (429/503 ``Retry-After``) is out until then."""
+        replica = self.replicas[index]
+        waits = [
+            o.retry_after_s for o in outcomes if isinstance(o, JudgeUnavailableError) and o.retry_after_s
+        ]
+        if waits and self._others_usable(replica):
+            replica.eject(min(max(waits), MAX_RETRY_AFTER_S), f"asked to retry after {max(waits):g} s")
+
+    def _eject_slow(self) -> None:
+        """A replica much slower than its peers' median is out for ``circuit_breaker_timeout``."""
+        medians = {r: m for r in self.replicas if r.usable and (m := r.recent_median_ms()) is not None}
+        for replica, median in medians.items():
+            peers = [m for r, m in medians.items() if r is not replica]
+            if not peers:
+                continue
+            typical = statistics.median(peers)
+            if median > max(OUTLIER_LATENCY_FACTOR * typical, OUTLIER_MIN_MS) and self._others_usable(
+                replica
+            ):
+                replica.eject(self.eject_s, f"slow: median {median:.0f} ms vs {typical:.0f} ms for its peers")
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -204,7 +272,9 @@ class ReplicaPool:
     ) -> dict[int, int]:
         """Item -> replica, a group at a time: the group's first untried usable replica, unless that
         would take it past the load bound; then the least-loaded untried usable one."""
-        usable = {i for i, r in enumerate(self.replicas) if r.usable}
+        usable = {i for i, r in enumerate(self.replicas) if r.usable} or {
+            i for i, r in enumerate(self.replicas) if r.breaker.state is not BreakerState.OPEN
+        }  # every live replica ejected: use them all rather than none
         load = {i: self.replicas[i].inflight for i in usable}
         bound = math.ceil(LOAD_SLACK * (sum(load.values()) + len(pending)) / max(len(usable), 1))
         groups: dict[tuple[tuple[int, ...], frozenset[int]], list[int]] = {}
@@ -243,4 +313,7 @@ class ReplicaPool:
 
     def snapshot(self) -> dict[str, Any]:
         """Per-replica metrics, and how many items failed over to another replica."""
-        return {"failovers": self.failovers, "replicas": {redact_url(r.url): r.snapshot() for r in self.replicas}}
+        return {
+            "failovers": self.failovers,
+            "replicas": {redact_url(r.url): r.snapshot() for r in self.replicas},
+        }

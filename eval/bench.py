@@ -380,7 +380,7 @@ def _replicas(args: argparse.Namespace) -> int:
     rates = bench_replicas.replica_scaling(latency_s=latency_s, concurrency=concurrency, per_replica=200)
     urls = [u.strip() for u in args.real_replicas.split(",")] if args.real_replicas else None
     prefix = bench_replicas.prefix_cache_affinity(urls) if urls else None
-    text = bench_replicas.section(rates, latency_s, concurrency, prefix)
+    text = bench_replicas.section(rates, latency_s, concurrency, prefix, bench_replicas.slow_replica())
     bench_replicas.write_section(args.out, text)
     print(text)
     return 0

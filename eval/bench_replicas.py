@@ -24,9 +24,10 @@ from typing import Any
 import httpx
 
 from adapter import JudgeRewardSystem
+from adapter.metrics import percentile
 from judge_vllm import launcher
 
-__all__ = ["prefix_cache_affinity", "replica_scaling", "write_section"]
+__all__ = ["prefix_cache_affinity", "replica_scaling", "slow_replica", "write_section"]
 
 START = "<!-- judge-bench --replicas: start -->"
 END = "<!-- judge-bench --replicas: end -->"
@@ -40,9 +41,15 @@ def _free_port() -> int:
 
 
 @contextmanager
-def fake_replicas(n: int, latency_s: float, concurrency: int) -> Iterator[list[str]]:
-    """``n`` fake judge servers in their own processes; yields their URLs."""
-    plan = json.dumps({"latency_s": latency_s, "max_concurrency": concurrency})
+def fake_replicas(
+    n: int, latency_s: float, concurrency: int, slow: dict[int, float] | None = None
+) -> Iterator[list[str]]:
+    """``n`` fake judge servers in their own processes (``slow``: replica index -> its own
+    latency); yields their URLs."""
+    plans = [
+        json.dumps({"latency_s": (slow or {}).get(i, latency_s), "max_concurrency": concurrency})
+        for i in range(n)
+    ]
     ports = [_free_port() for _ in range(n)]
     processes = [
         subprocess.Popen(
@@ -50,7 +57,7 @@ def fake_replicas(n: int, latency_s: float, concurrency: int) -> Iterator[list[s
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for p in ports
+        for p, plan in zip(ports, plans, strict=True)
     ]
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     try:
@@ -162,8 +169,41 @@ def prefix_cache_affinity(
     return {"affinity": _hit_rate(urls, affinity), "round_robin": _hit_rate(urls, round_robin)}
 
 
+def _latencies(urls: Sequence[str], rounds: int) -> tuple[float, float]:
+    """p50 and p95 of the per-reward latency over ``rounds`` GRPO steps (after warm-up steps)."""
+    config = {
+        "judge_replicas": list(urls),
+        "use_cache": False,
+        "timeout": 60.0,
+        "circuit_breaker_timeout": 600.0,
+    }
+    latencies: list[float] = []
+    with JudgeRewardSystem(config) as rs:
+        for step in range(rounds // 2):  # warm-up: connections, model discovery, outlier ejection
+            rs.reward_batch(grpo_items(4, 8, tag=f"warm {step} "))
+        for step in range(rounds):
+            latencies += [r["latency_ms"] for r in rs.reward_batch(grpo_items(4, 8, tag=f"step {step} "))]
+    latencies.sort()
+    return percentile(latencies, 50), percentile(latencies, 95)
+
+
+def slow_replica(
+    latency_s: float = 0.05, slow_s: float = 1.0, rounds: int = 20
+) -> dict[str, tuple[float, float]]:
+    """Reward latency (p50, p95 in ms) on 3 fake replicas, all healthy vs one ``slow_s`` a request."""
+    results = {}
+    for name, slow in (("healthy", None), ("one slow", {2: slow_s})):
+        with fake_replicas(3, latency_s, 8, slow) as urls:
+            results[name] = _latencies(urls, rounds)
+    return results
+
+
 def section(
-    rates: list[tuple[int, float]], latency_s: float, concurrency: int, prefix: dict[str, float] | None
+    rates: list[tuple[int, float]],
+    latency_s: float,
+    concurrency: int,
+    prefix: dict[str, float] | None,
+    slow: dict[str, tuple[float, float]] | None = None,
 ) -> str:
     """The BENCHMARKS.md section for these measurements."""
     one = rates[0][1]
@@ -181,6 +221,19 @@ def section(
     ]
     for n, rate in rates:
         lines.append(f"| {n} | {rate:.0f} | {rate / one:.2f} | >= {0.9 * n:.1f} |")
+    if slow is not None:
+        lines += [
+            "",
+            "## (h2) One slow replica: reward latency with outlier ejection",
+            "",
+            "3 fake replicas answering after 50 ms (8 at once); then the same with one answering after 1 s, "
+            "alive but slow. 20 GRPO steps of 4 groups x 8 after 10 warm-up steps; the slow replica is "
+            "ejected once its median is 3x its peers' (adapter/replicas.py).",
+            "",
+            "| replicas | reward latency p50 | p95 |",
+            "|---|---|---|",
+            *(f"| {name} | {p50:.0f} ms | {p95:.0f} ms |" for name, (p50, p95) in slow.items()),
+        ]
     if prefix is not None:
         lines += [
             "",

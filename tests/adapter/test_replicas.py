@@ -159,3 +159,62 @@ def test_an_ensemble_of_one_model_on_every_server_points_at_judge_replicas(repli
         judge.reward("q", "The answer is 4", "4")
         judge.reward("q", "The answer is 5", "5")
     assert caplog.text.count("every judge in judge_urls serves fake-judge") == 1
+
+
+# -- misbehaving replicas: garbage, slow, "retry after" -------------------------------------------
+
+
+def _judged_by(servers):
+    return [sum(s.judged_prompts.values()) for s in servers]
+
+
+def test_a_replica_answering_garbage_is_ejected_and_its_items_are_judged_elsewhere(replicas, tmp_path):
+    replicas[0].set_plan(FaultPlan(garbage_rate=1.0))
+    with _system(replicas, tmp_path, circuit_breaker_threshold=2, circuit_breaker_timeout=60) as rs:
+        results = [r for n in range(6) for r in rs.reward_batch(_groups(8, 2, tag=f"round {n} "))]
+        snapshot = rs.get_metrics()["replicas"][replicas[0].url]
+    assert {r["source"] for r in results} == {"judge"}  # every garbage reply failed over
+    assert snapshot["circuit_breaker"]["state"] == "open" and snapshot["errors"] > 0
+
+
+def test_a_slow_replica_is_ejected_and_the_rest_carry_the_load(replicas, tmp_path):
+    replicas[2].set_plan(FaultPlan(latency_s=0.4))
+    with _system(replicas, tmp_path, circuit_breaker_timeout=60) as rs:
+        for n in range(8):
+            rs.reward_batch(_groups(6, 1, tag=f"warm {n} "))
+        ejected = rs.get_metrics()["replicas"][replicas[2].url]
+        before = _judged_by(replicas)
+        results = rs.reward_batch(_groups(30, 2, tag="after "))
+        after = _judged_by(replicas)
+    assert ejected["ejections"] >= 1 and ejected["ejected_for"].startswith("slow")
+    assert after[2] == before[2] and sum(after) - sum(before) == 60  # the slow one took none
+    assert {r["source"] for r in results} == {"judge"}
+
+
+def test_a_replica_that_asks_to_retry_later_is_left_alone_until_then(replicas, tmp_path):
+    replicas[0].set_plan(FaultPlan(script=["busy"] * 50, retry_after_s=30))
+    with _system(replicas, tmp_path) as rs:
+        results = [r for n in range(3) for r in rs.reward_batch(_groups(10, 2, tag=f"round {n} "))]
+        snapshot = rs.get_metrics()["replicas"][replicas[0].url]
+    assert {r["source"] for r in results} == {"judge"}
+    assert snapshot["ejected_for"] == "asked to retry after 30 s" and replicas[0].counts["busy"] == 1
+
+
+def test_the_last_usable_replica_is_never_ejected(tmp_path):
+    slow, also_slow = FakeJudgeServer(FaultPlan(latency_s=0.3)), FakeJudgeServer(FaultPlan(latency_s=0.3))
+    with slow, also_slow, _system([slow, also_slow], tmp_path, circuit_breaker_timeout=60) as rs:
+        results = [r for n in range(8) for r in rs.reward_batch(_groups(4, 1, tag=f"round {n} "))]
+        metrics = rs.get_metrics()["replicas"]
+    assert {r["source"] for r in results} == {"judge"}
+    assert all(m["ejections"] == 0 for m in metrics.values())  # equally slow: nobody is an outlier
+
+
+def test_an_ejected_replica_comes_back_after_the_cool_down(replicas, tmp_path):
+    replicas[1].set_plan(FaultPlan(script=["busy"], retry_after_s=0.3))
+    with _system(replicas, tmp_path) as rs:
+        rs.reward_batch(_groups(10, 1, tag="first "))
+        assert rs.get_metrics()["replicas"][replicas[1].url]["ejections"] == 1
+        time.sleep(0.4)
+        before = _judged_by(replicas)[1]
+        rs.reward_batch(_groups(30, 1, tag="later "))
+    assert _judged_by(replicas)[1] > before
