@@ -10,8 +10,9 @@ waits for it a fraction of a millisecond, not a whole switch interval. A failed 
 counted as errors, with a warning when writing starts failing and one when it works again.
 
 Logs in one process that name the same file share its writer (``open_writer`` /
-``release_writer``, reference-counted): two rotating writers on one file would rotate it
-under each other. A forked child starts with no writers and opens its own; at exit, every
+``release_writer``, reference-counted). Processes that name the same file take turns on it
+(``RotatingFile``: an advisory lock on ``path.lock`` around each write and rotation, and a file
+reopened when another process has rotated it away), so no line is lost to a rotation. A forked child starts with no writers and opens its own; at exit, every
 writer still open writes what is queued.
 """
 
@@ -23,12 +24,17 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 __all__ = ["JudgmentWriter", "LineSink", "RotatingFile", "line_chunks", "open_writer", "release_writer"]
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger("JudgeReward")
 
@@ -79,19 +85,48 @@ class RotatingFile:
         self._file: BinaryIO | None = None
 
     def write(self, data: bytes) -> None:
-        """Append ``data`` and flush; on failure the file is closed (the next write reopens it
-        rather than flush a half-written buffer later) and the error raised."""
+        """Append ``data`` and flush, under the file's lock; on failure the file is closed (the
+        next write reopens it rather than flush a half-written buffer later) and the error raised."""
         try:
-            file = self._file or self._open()
-            size = file.tell()
-            if size and size + len(data) > self.max_bytes:
-                self._rotate()
-                file = self._open()
-            file.write(data)
-            file.flush()
+            with self._locked():
+                file = self._current()
+                size = os.fstat(file.fileno()).st_size
+                if size and size + len(data) > self.max_bytes:
+                    self._rotate()
+                    file = self._open()
+                file.write(data)
+                file.flush()
         except (OSError, ValueError):
             self.close()
             raise
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Processes that log to one path take turns (an advisory lock on ``path.lock``): a write
+        and a rotation are never interleaved with another process's."""
+        if fcntl is None:  # no flock (Windows): one process per path
+            yield
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.with_name(self.path.name + ".lock").open("ab") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+    def _current(self) -> BinaryIO:
+        """The open file, if it still is ``path`` (another process may have rotated it away)."""
+        file = self._file
+        if file is not None:
+            try:
+                same = os.path.samestat(os.fstat(file.fileno()), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                return file
+            self.close()
+        return self._open()
 
     def _open(self) -> BinaryIO:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -389,3 +389,34 @@ def _wait_written(log: JudgmentLog, n: int) -> None:
             return
         threading.Event().wait(0.01)
     raise AssertionError(f"the writer did not handle {n} lines")
+
+
+def _write_lines(path: str, tag: str, count: int) -> None:
+    """A process writing ``count`` lines to a shared log path in small rotating files."""
+    import time
+
+    # 4 x 600 lines of ~90 bytes fill ~53 files of 4 KiB: 110 backups hold them twice over.
+    writer = open_writer(Path(path), lambda p: RotatingFile(p, 4096, 110), 100_000, 4096)
+    for i in range(count):
+        writer.put(lambda item: item, f'{{"process": "{tag}", "line": {i}, "pad": "{"x" * 60}"}}'.encode())
+        time.sleep(0.002)  # the processes' writes interleave, flush after flush
+    release_writer(writer)
+
+
+def test_several_processes_on_one_log_path_lose_no_line_to_rotation(tmp_path):
+    """Four processes, 600 lines each, rotating every ~40 lines: every line is in some file, once."""
+    import multiprocessing
+
+    path = tmp_path / "shared.jsonl"
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_write_lines, args=(str(path), f"p{k}", 600)) for k in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+        assert worker.exitcode == 0
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("shared.jsonl") and not p.name.endswith(".lock")]
+    lines = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    seen = {(line["process"], line["line"]) for line in lines}
+    assert len(files) > 10  # it did rotate, many times
+    assert len(lines) == len(seen) == 4 * 600
