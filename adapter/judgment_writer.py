@@ -11,7 +11,7 @@ counted as errors, with a warning when writing starts failing and one when it wo
 
 Logs in one process that name the same file share its writer (``open_writer`` /
 ``release_writer``, reference-counted). Processes that name the same file take turns on it
-(``RotatingFile``: an advisory lock on ``path.lock`` around each write and rotation, and a file
+(``RotatingFile``: an advisory lock on the folder around each write and rotation, and a file
 reopened when another process has rotated it away), so no line is lost to a rotation. A forked child starts with no writers and opens its own; at exit, every
 writer still open writes what is queued.
 """
@@ -102,18 +102,19 @@ class RotatingFile:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        """Processes that log to one path take turns (an advisory lock on ``path.lock``): a write
-        and a rotation are never interleaved with another process's."""
+        """Processes that log into one folder take turns (an advisory lock on the folder, so no
+        lock file sits among the logs): a write and a rotation are never interleaved with another
+        process's."""
         if fcntl is None:  # no flock (Windows): one process per path
             yield
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.with_name(self.path.name + ".lock").open("ab") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        folder = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(folder)  # closing the descriptor releases the lock
 
     def _current(self) -> BinaryIO:
         """The open file, if it still is ``path`` (another process may have rotated it away)."""
