@@ -45,6 +45,9 @@ from judge_vllm.schemas import JudgeRequest
 __all__ = ["JudgmentEntry", "JudgmentLog", "cut_text", "judgment_line", "sampled"]
 
 QUEUE_SIZE = 10_000
+# A queued line keeps each text to this many times judgment_log_max_chars (cut on the reward's
+# thread, a slice): the queue holds at most QUEUE_SIZE lines of bounded size.
+HELD_CHARS_FACTOR = 2
 # A key this short could match ordinary text; real API keys are far longer.
 _HASH_SPACE = float(1 << 64)
 
@@ -113,6 +116,19 @@ def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int)
     }
 
 
+def _held(request: JudgeRequest | None, max_chars: int) -> JudgeRequest | None:
+    """``request`` with each text longer than ``max_chars`` cut to it, so that a queued line holds
+    bounded bytes, not a whole 10 MB completion (the writer scrubs, then cuts to the logged size)."""
+    if request is None:
+        return None
+    long = {
+        name: cut_text(value, max_chars)
+        for name in ("prompt", "completion", "answer", "final_answer")
+        if isinstance(value := getattr(request, name), str) and len(value) > max_chars
+    }
+    return request.model_copy(update=long) if long else request
+
+
 class JudgmentLog:
     """A reward system's judgment log; inert when ``judgment_log_path`` is unset or the rate is 0.
 
@@ -151,7 +167,8 @@ class JudgmentLog:
             return
         writer = self._writer or self._open()
         if writer is not None:
-            writer.put(self._render, JudgmentEntry(time.time(), result, request, self._model(), score))
+            held = _held(request, HELD_CHARS_FACTOR * self._max_chars)
+            writer.put(self._render, JudgmentEntry(time.time(), result, held, self._model(), score))
 
     def _render(self, entry: JudgmentEntry) -> bytes:
         """The entry's JSON line, UTF-8 (on the writer thread)."""

@@ -205,11 +205,15 @@ class JudgmentWriter:
         self._stop.set()
         self._thread.join(CLOSE_TIMEOUT_S)
         if self._thread.is_alive():
+            unwritten = self.queued
+            with self._lock:
+                self.errors += unwritten  # counted, so get_metrics() says what the log lacks
             logger.warning(
-                "judgment log %s: the writer did not finish within %.0f s; %d lines not written",
+                "judgment log %s: the writer did not finish within %.0f s; %d lines not written "
+                "(counted in errors)",
                 self.path,
                 CLOSE_TIMEOUT_S,
-                self.queued,
+                unwritten,
             )
 
     def _run(self) -> None:

@@ -60,6 +60,8 @@ __all__ = [
 # token budget before the verdict: every token is at least one character, so a reply constrained
 # this way always reaches its verdict within max_tokens.
 FREE_CHARS = "FREE_CHARS"
+# Fixed prompt parts kept per (answer_type, score rubric, aspects); the oldest goes first.
+FIXED_CACHE_SIZE = 64
 VERDICT_RESERVE_TOKENS = 32
 LabelReward = Annotated[float, Field(ge=0.0, le=1.0)] | Literal["invalid"]
 PROFILE_FILE = "profile.yaml"
@@ -184,6 +186,8 @@ class JudgeProfile(BaseModel):
             system = None
             if self.system_template is not None:
                 system = render_template(self.template_dir, self.system_template, **shared)
+            if len(self._fixed_cache) >= FIXED_CACHE_SIZE:  # answer_type is free text: bound the cache
+                del self._fixed_cache[next(iter(self._fixed_cache))]
             fixed = self._fixed_cache[key] = (shared, system)
         return fixed
 

@@ -420,3 +420,39 @@ def test_several_processes_on_one_log_path_lose_no_line_to_rotation(tmp_path):
     seen = {(line["process"], line["line"]) for line in lines}
     assert len(files) > 10  # it did rotate, many times
     assert len(lines) == len(seen) == 4 * 600
+
+
+def test_a_queued_line_holds_bounded_text_not_a_whole_huge_completion(monkeypatch, tmp_path):
+    sink = BlockedSink()
+    log = JudgmentLog(_config(tmp_path / "j.jsonl", judgment_log_max_chars=1000), lambda: None, sink=lambda p: sink)
+    huge = "x" * 5_000_000
+    request = JudgeRequest(prompt="q", completion=huge, answer="4")
+    log.record(_result("first"), request)
+    assert sink.entered.wait(10)  # the writer is stuck: the next lines stay queued
+    for i in range(5):
+        log.record(_result(f"held {i}"), request)
+    held = [entry.request.completion for _, entry in log._writer._queue]  # what the queue keeps alive
+    sink.release.set()
+    log.close()
+    assert len(held) == 5 and all(len(text) < 2 * 1000 + 100 for text in held)
+    assert len(_lines_of(sink)) == 6 and all(len(line["completion"]) < 1100 for line in _lines_of(sink))
+
+
+def _lines_of(sink: BlockedSink) -> list[dict]:
+    return [json.loads(line) for line in sink.lines]
+
+
+def test_close_counts_the_lines_a_stuck_disk_never_got(monkeypatch, tmp_path):
+    from adapter import judgment_writer
+
+    monkeypatch.setattr(judgment_writer, "CLOSE_TIMEOUT_S", 0.2)
+    sink = BlockedSink()
+    log = JudgmentLog(_config(tmp_path / "j.jsonl"), lambda: None, sink=lambda p: sink)
+    log.record(_result("first"), None)
+    assert sink.entered.wait(10)
+    for i in range(4):
+        log.record(_result(f"queued {i}"), None)
+    log.close()  # the disk never returns: close gives up after its timeout
+    snapshot = log.snapshot()
+    sink.release.set()
+    assert snapshot is not None and snapshot["errors"] == 4 and snapshot["logged"] == 0

@@ -169,3 +169,14 @@ def test_a_label_written_in_several_tokens_is_the_sampled_label():
     positions = [LogprobPosition("In", {"In": -0.1}), LogprobPosition("correct", {"correct": 0.0})]
     v = label_verdict(_reply("Incorrect", positions=positions), xverify.labels)
     assert v.score == 0.0 and v.confidence is None and v.label == "Incorrect"
+
+
+def test_the_fixed_prompt_cache_is_bounded_whatever_answer_types_arrive():
+    from judge_vllm.profiles import FIXED_CACHE_SIZE, load_profile
+    from judge_vllm.schemas import JudgeRequest
+
+    profile = load_profile("rubric")
+    for i in range(FIXED_CACHE_SIZE * 3):
+        request = JudgeRequest(prompt="q", completion="c", answer="a", answer_type=f"made-up type {i}")
+        profile.render(request, "c", max_prompt_chars=1000, max_completion_chars=1000)
+    assert len(profile._fixed_cache) == FIXED_CACHE_SIZE
