@@ -2,11 +2,12 @@
 
 verl and OpenRLHF call module-level reward functions from many threads at once; each process
 (a Ray actor, a rollout worker) must build its judge reward once, not per call and not in
-the driver that imported the module.
+the driver that imported the module. They are closed at interpreter exit, if not before.
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable, Hashable
 
@@ -21,6 +22,9 @@ class ProcessRewards:
     def __init__(self) -> None:
         self._systems: dict[Hashable, BaseJudgeReward] = {}
         self._lock = threading.Lock()
+        # At exit, answer what is in flight and close cleanly: no "Task was destroyed but it is
+        # pending!" and no unclosed sockets from the loop thread of a process that never closed us.
+        atexit.register(self.close)
 
     def get(self, key: Hashable, build: Callable[[], BaseJudgeReward]) -> BaseJudgeReward:
         """The reward system for ``key``, built by ``build`` on the first call in this process."""

@@ -18,6 +18,7 @@ earlier releases call a callable object without awaiting it.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -114,6 +115,7 @@ class _TrlJudgeReward:
                 raise JudgeError("Cannot use a TRL reward function once it has been closed.")
             if self._system is None:
                 self._system = create_judge_reward(self.config)
+                atexit.register(self.close)  # a trainer that never closes us still exits cleanly
             return self._system
 
     def close(self) -> None:
