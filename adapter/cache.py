@@ -25,6 +25,8 @@ import os
 import queue
 import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypedDict
 
@@ -62,7 +64,7 @@ class VerdictCache:
     """
 
     def __init__(self, directory: Path, max_entries: int) -> None:
-        with _IN_SQLITE.lock:
+        with _IN_SQLITE.entered():
             store = open_store(directory, max_entries)
         self._cache: diskcache.Cache | NoStore = NoStore() if store is None else store
         self._max_entries = max_entries
@@ -82,7 +84,7 @@ class VerdictCache:
         try:
             value = self._unwritten.get(key)
             if value is None:
-                with _IN_SQLITE.lock:
+                with _IN_SQLITE.entered():
                     value = self._cache.get(key)
             return None if value is None else Verdict.model_validate_json(value)
         except ValueError as err:  # an entry not in the form this cache writes: drop it
@@ -109,7 +111,7 @@ class VerdictCache:
     def __len__(self) -> int:
         """The number of entries on disk; 0 if they cannot be counted."""
         try:
-            with _IN_SQLITE.lock:
+            with _IN_SQLITE.entered():
                 return len(self._cache)
         except Exception as err:
             self._record_failure("counting the entries failed", err)
@@ -155,7 +157,7 @@ class VerdictCache:
         if self._stop_writer_if_collected is not None:
             self._stop_writer_if_collected.detach()
         self._unwritten.clear()
-        with _IN_SQLITE.lock:
+        with _IN_SQLITE.entered():
             store.close()
 
     def _record_failure(self, what: str, err: Exception) -> None:
@@ -238,14 +240,27 @@ class _SQLiteGate(threading.local):
         self.lock = threading.Lock()
         _GATES.add(self.lock)
 
+    @contextmanager
+    def entered(self) -> Iterator[None]:
+        """Hold this thread's gate while inside SQLite; first let a pending fork through (a
+        thread that calls SQLite without pause would otherwise re-take its gate before the fork
+        gets it, and the fork would wait for seconds, or for good)."""
+        _NO_FORK_PENDING.wait()
+        with self.lock:
+            yield
+
 
 _GATES: weakref.WeakSet[threading.Lock] = weakref.WeakSet()  # a thread's goes with the thread
+_NO_FORK_PENDING = threading.Event()
+_NO_FORK_PENDING.set()
 _IN_SQLITE = _SQLiteGate()
 _GATES_HELD: list[threading.Lock] = []  # taken by the fork in progress
 
 
 def _before_fork() -> None:
-    """Wait until no thread is inside SQLite, and keep it so through the fork."""
+    """Wait until no thread is inside SQLite, and keep it so through the fork (threads about to
+    enter wait for the fork instead of racing it for their gates)."""
+    _NO_FORK_PENDING.clear()
     for gate in list(_GATES):
         gate.acquire()
         _GATES_HELD.append(gate)
@@ -255,11 +270,16 @@ def _after_fork_in_parent() -> None:
     """Let the threads go on."""
     while _GATES_HELD:
         _GATES_HELD.pop().release()
+    _NO_FORK_PENDING.set()
 
 
 def _after_fork_in_child() -> None:
     """A forked child (a dataloader worker, a pre-fork server) gets working caches."""
-    _after_fork_in_parent()
+    global _NO_FORK_PENDING
+    _NO_FORK_PENDING = threading.Event()  # another thread may have been inside the old one's lock
+    _NO_FORK_PENDING.set()
+    while _GATES_HELD:
+        _GATES_HELD.pop().release()
     for cache in list(_LIVE_CACHES):
         cache._after_fork_in_child()
 
@@ -285,10 +305,10 @@ def _write_loop(
         if cache is None:  # collected without close: nothing left to write for
             break
         if work := [job for job in batch if job is not None]:
-            with _IN_SQLITE.lock:
+            with _IN_SQLITE.entered():
                 cache._apply(work, store)
         del cache  # held only while writing, so the cache can be collected between batches
-    with _IN_SQLITE.lock:
+    with _IN_SQLITE.entered():
         store.close()  # this thread's SQLite connection
 
 
