@@ -45,9 +45,6 @@ from judge_vllm.schemas import JudgeRequest
 __all__ = ["JudgmentEntry", "JudgmentLog", "cut_text", "judgment_line", "sampled"]
 
 QUEUE_SIZE = 10_000
-# A queued line keeps each text to this many times judgment_log_max_chars (cut on the reward's
-# thread, a slice): the queue holds at most QUEUE_SIZE lines of bounded size.
-HELD_CHARS_FACTOR = 2
 # A key this short could match ordinary text; real API keys are far longer.
 _HASH_SPACE = float(1 << 64)
 
@@ -109,24 +106,25 @@ def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int)
         "latency_ms": round(result.latency_ms, 3),
         "detailed_scores": result.detailed_scores,
         "judge_scores": result.judge_scores,
-        "prompt": text(request.prompt if request else None),
-        "completion": text(request.completion if request else None),
-        "answer": text(request.answer if request else None),
-        "final_answer": text(request.final_answer if request else None),
+        # The request's texts were scrubbed and cut when the line was queued (``_as_logged``).
+        "prompt": request.prompt if request else None,
+        "completion": request.completion if request else None,
+        "answer": request.answer if request else None,
+        "final_answer": request.final_answer if request else None,
     }
 
 
-def _held(request: JudgeRequest | None, max_chars: int) -> JudgeRequest | None:
-    """``request`` with each text longer than ``max_chars`` cut to it, so that a queued line holds
-    bounded bytes, not a whole 10 MB completion (the writer scrubs, then cuts to the logged size)."""
+def _as_logged(request: JudgeRequest | None, max_chars: int) -> JudgeRequest | None:
+    """``request`` with its texts as the log writes them, scrubbed of secrets, then cut to
+    ``max_chars``: a queued line holds bounded bytes, never a whole 10 MB completion."""
     if request is None:
         return None
-    long = {
-        name: cut_text(value, max_chars)
+    texts = {
+        name: cut_text(scrub(value), max_chars)
         for name in ("prompt", "completion", "answer", "final_answer")
-        if isinstance(value := getattr(request, name), str) and len(value) > max_chars
+        if isinstance(value := getattr(request, name), str)
     }
-    return request.model_copy(update=long) if long else request
+    return request.model_copy(update=texts)
 
 
 class JudgmentLog:
@@ -167,8 +165,8 @@ class JudgmentLog:
             return
         writer = self._writer or self._open()
         if writer is not None:
-            held = _held(request, HELD_CHARS_FACTOR * self._max_chars)
-            writer.put(self._render, JudgmentEntry(time.time(), result, held, self._model(), score))
+            logged = _as_logged(request, self._max_chars)
+            writer.put(self._render, JudgmentEntry(time.time(), result, logged, self._model(), score))
 
     def _render(self, entry: JudgmentEntry) -> bytes:
         """The entry's JSON line, UTF-8 (on the writer thread)."""
