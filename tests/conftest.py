@@ -70,3 +70,17 @@ def fake_judge() -> Iterator[FakeJudgeServer]:
     """A loopback fake judge with no faults; change them with ``set_plan``."""
     with FakeJudgeServer() as server:
         yield server
+
+
+@pytest.fixture
+def user_profile(tmp_path: Path):
+    """``user_profile(profile_yaml, template="...") -> folder``: a user's judge profile folder."""
+
+    def write(profile_yaml: str, template: str = "{{ prompt }} {{ completion }} {{ answer }}") -> Path:
+        folder = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
+        folder.mkdir()
+        (folder / "user.j2").write_text(template)
+        (folder / "profile.yaml").write_text(profile_yaml)
+        return folder
+
+    return write

@@ -176,14 +176,12 @@ def test_a_verdict_like_completion_that_is_the_right_answer_goes_on(completion, 
     assert precheck(completion, answer, answer_type) is None
 
 
-def test_a_user_profiles_labels_and_phrase_are_verdict_strings(tmp_path):
-    folder = tmp_path / "pass-fail"
-    folder.mkdir()
-    (folder / "user.j2").write_text("Q: {{ prompt }}\nA: {{ completion }}\nRef: {{ answer }}\nVerdict:")
-    (folder / "profile.yaml").write_text(
+def test_a_user_profiles_labels_and_phrase_are_verdict_strings(user_profile):
+    folder = user_profile(
         "description: a user's pass/fail judge\nlabels: {PASS: 1.0, FAIL: 0.0}\n"
         "constraint: regex\nregex: '[\\s\\S]{0,FREE_CHARS}Verdict: (PASS|FAIL)'\n"
-        "verdict_pattern: 'Verdict: (PASS|FAIL)'\nmax_tokens: 64\n"
+        "verdict_pattern: 'Verdict: (PASS|FAIL)'\nmax_tokens: 64\n",
+        "Q: {{ prompt }}\nA: {{ completion }}\nRef: {{ answer }}\nVerdict:",
     )
     verdicts = verdict_strings(load_profile(str(folder)))
     for completion in ("PASS", "Verdict: PASS", "The answer is 42. Verdict: PASS"):

@@ -16,13 +16,8 @@ def test_a_catastrophic_pattern_is_a_config_error_at_load(pattern):
         compile_user_pattern(pattern, "verdict_pattern")
 
 
-def test_a_catastrophic_verdict_pattern_is_refused_when_the_profile_loads(tmp_path):
-    folder = tmp_path / "slow"
-    folder.mkdir()
-    (folder / "user.j2").write_text("{{ prompt }} {{ completion }} {{ answer }}")
-    (folder / "profile.yaml").write_text(
-        "labels: {'Yes': 1.0, 'No': 0.0}\nconstraint: none\nverdict_pattern: '(a+)+$'\nmax_tokens: 64\n"
-    )
+def test_a_catastrophic_verdict_pattern_is_refused_when_the_profile_loads(user_profile):
+    folder = user_profile("labels: {'Yes': 1.0, 'No': 0.0}\nconstraint: none\nverdict_pattern: '(a+)+$'\nmax_tokens: 64\n")
     with pytest.raises(Exception, match="catastrophic backtracking"):
         load_profile(str(folder))
 
