@@ -16,6 +16,7 @@ __all__ = [
     "anchored_answer",
     "bold_spans",
     "boxed_answers",
+    "last_box_at",
     "last_boxed",
     "marked_answers",
     "trailing_expression",
@@ -111,6 +112,12 @@ def _join(contents: Iterable[str]) -> str:
         if content not in group:
             group.append(content)
     return ", ".join(group)
+
+
+def last_box_at(text: str) -> tuple[int, int] | None:
+    """(start, end) of the last complete box, or None."""
+    boxes = _boxes(text)
+    return (boxes[-1][0], boxes[-1][1]) if boxes else None
 
 
 def last_boxed(text: str) -> str | None:
