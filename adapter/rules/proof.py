@@ -45,6 +45,8 @@ _CHOICE = AnswerType.MULTIPLE_CHOICE.value
 _MATH = AnswerType.MATH_EXPRESSIONS.value
 
 _POLAR_PAIRS = (("yes", "no"), ("true", "false"))
+# What may follow a yes/no that stands as an answer: another answer, or a connective.
+_POLAR_NEXT = "yes|no|true|false|or|and|but|maybe|perhaps|i|it|its|wait|actually|not|definitely|never"
 _NUMBER_HEDGE = re.compile(r"\b(?:or|either|maybe|perhaps|possibly|might|could|probably)\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n")
 _CLAIM_SEPARATOR = re.compile(r"\b(?:is|are|was|were|equals)\b", re.IGNORECASE)
@@ -66,17 +68,15 @@ _SAME_UNIT = {"feet": "foot", "inches": "inch", "hrs": "hr", "secs": "sec", "min
 _UNIT_AFTER = re.compile(
     r"\s*(" + "|".join(sorted(_UNIT_DIMENSION, key=len, reverse=True)) + r")\b", re.IGNORECASE
 )
-# After the final answer: a retraction, or an alternative to it.
+# After the final answer: a retraction, an alternative, or a contrast.
 _TAKEN_BACK = re.compile(
     r"\b(?:just kidding|kidding|wait|actually|correction|on second thought|scratch that|i mean"
     r"|no,|i was wrong|that's wrong|that is wrong"
     r"|or|otherwise|unless|alternatively|instead|rather|maybe|perhaps|possibly"
-    r"|(?:could|might|may) (?:also )?be|but|however)\b",
+    r"|(?:could|might|may) (?:also )?be|but|however|though|although|yet|whereas"
+    r"|(?:some|others|many|most)(?: \w+)? (?:say|says|think|claim|argue|believe))\b",
     re.IGNORECASE,
 )
-# "but" and "however" take free text back only when a claim follows ("but it is Lyon").
-_WEAK_CUE = re.compile(r"^(?:but|however)$", re.IGNORECASE)
-_CLAIM = re.compile(r"\b(?:it is|it's|its|actually|really|correct|right|answer|rather|instead)\b", re.IGNORECASE)
 _LEADING_ANSWER_END = re.compile(r"\s*(?:[,.;:!—–-]|$)")
 # Where the sentence of the final answer ends: "?" (asked), or ".", "!", a line break (stated).
 _SENTENCE_STOP = re.compile(r"\?|!|\n|\.(?!\d)")
@@ -110,6 +110,7 @@ _CLAUSE_WORDS = re.compile(
     r"\b(?:is|are|was|were|be|been|has|have|had|it|its|because|since|as|so|which|that|this|i)\b"
 )
 _WORD_CHAR = re.compile(r"\w")
+_WORD = re.compile(r"[A-Za-z]{2,}")
 MAX_CUE_CHARS = 300
 _LIST_WINDOW = 16
 _NEGATION_WINDOW = 24
@@ -142,6 +143,11 @@ def _math_value(span: str) -> Hashable | None:
         return round(parsed[0], 9)
     side = re.sub(r"[\s$\"'`]|\\[,;!\"]", "", span).rsplit("=", 1)[-1]
     return side or None
+
+
+def _bare_math_value(span: str) -> Hashable | None:
+    """An expression with no word in it ("2x + 1", "\\frac{1}{2}"), else None."""
+    return None if _WORD.search(re.sub(r"\\[A-Za-z]+", "", span)) else _math_value(span)
 
 
 def _text_value(answer: str) -> Callable[[str], Hashable | None]:
@@ -185,10 +191,11 @@ def _bold_list(completion: str) -> bool:
 def _several_answers(completion: str, answer: str, kind: str) -> str | None:
     """Markers (or, without any, bold spans) that give different answers."""
     spans = marked_answers(completion)
-    bold = not spans and (kind != _TEXT or _bold_list(completion))
-    if bold:
-        spans = bold_spans(completion)
     value = _value_of(kind, answer)
+    bold = not spans and (kind != _TEXT or _bold_list(completion))
+    if bold:  # emphasis is an answer only when it is nothing else ("**42**", not "**Step 1**")
+        spans = bold_spans(completion)
+        value = _line_value(kind, answer) or _bare_math_value
     values = [v for v in map(value, spans) if v is not None]
     count = _distinct(values, kind)
     if count > 1:
@@ -224,11 +231,15 @@ def _candidate_lines(completion: str, answer: str, kind: str) -> str | None:
 
 
 def _both_polarities(completion: str, answer: str) -> str | None:
+    """A yes/no (true/false) reference, and the completion also gives the other one as an answer:
+    alone or before a connective ("Yes. No.", "True or False"), not as a determiner ("no divisors")."""
     gold = normalise(answer)
-    words = set(normalise(completion).split())
+    words = normalise(completion)
     for pair in _POLAR_PAIRS:
-        if gold in pair and set(pair) <= words:
-            return f"says both {pair[0]!r} and {pair[1]!r}"
+        if gold in pair:
+            other = pair[1] if gold == pair[0] else pair[0]
+            if re.search(rf"\b{other}\b(?:$|\s+(?:{_POLAR_NEXT})\b)", words):
+                return f"says both {pair[0]!r} and {pair[1]!r}"
     return None
 
 
@@ -368,8 +379,6 @@ def _taken_back(
     tail = completion[at[1] :]
     for cue in _TAKEN_BACK.finditer(tail):
         after = _cue_window(tail, cue.end())
-        if kind == _TEXT and _WEAK_CUE.match(cue.group(0)) and not _CLAIM.search(after):
-            continue
         if _other_answer(after, extracted, answer, kind):
             return f"takes the answer back or offers another after it ({cue.group(0).strip()!r} ...)"
     return None
@@ -416,18 +425,25 @@ def _uncommitted_text(completion: str, answer: str) -> str | None:
 
 def _listed_text(answer: str, extracted: str | None) -> str | None:
     """The committed text is a list of short items, the reference one of them ("Paris, London",
-    "Paris and London", "**London** **Paris**")."""
+    "Paris and London", "**London** **Paris**"). Items in another case than the reference's
+    mention are remarks, not candidates ("Paris, obviously")."""
     gold = normalise(answer)
     if not extracted or not gold or _TEXT_ITEMS.search(answer) or normalise(extracted) == gold:
         return None
-    items = [normalise(item) for item in _TEXT_ITEMS.split(extracted)]
-    items = [item for item in items if item]
-    if any(_CLAUSE_WORDS.search(item) for item in items):
+    raw = [item.strip(" \t*$.!") for item in _TEXT_ITEMS.split(extracted)]
+    items = [(normalise(item), item) for item in raw if normalise(item)]
+    if any(_CLAUSE_WORDS.search(words) for words, _ in items):
         return None  # "Yes, 7 is prime": an answer and a reason, not a list
     budget = max(MAX_CANDIDATE_WORDS, len(gold.split()) + 1)
-    short = all(len(item.split()) <= budget for item in items)
-    others = {item for item in items if item != gold and not item.startswith(("not ", "no "))}
-    if short and gold in items and others:
+    mention = next((item for words, item in items if words == gold), None)
+    if mention is None or any(len(words.split()) > budget for words, _ in items):
+        return None
+    others = {
+        words
+        for words, item in items
+        if words != gold and not words.startswith(("not ", "no ")) and item[:1].isupper() == mention[:1].isupper()
+    }
+    if others:
         return f"lists the reference among {len(others) + 1} candidates"
     return None
 
