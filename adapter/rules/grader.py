@@ -10,7 +10,7 @@ from typing import Any
 from adapter.rules.answer_format import format_issue
 from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer, trailing_expression
-from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
+from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes, without_struck_text
 from adapter.rules.number import final_number_text, numbers_equal, parse_number, signs_from_words
 from adapter.rules.proof import doubt
 from adapter.rules.settings import RuleSettings, RuleVerdict
@@ -167,7 +167,9 @@ def _grade(
                                              ((prompt, "prompt"), (completion, "completion"), (answer, "answer")))  # fmt: skip
     except ValueError as err:
         return _verdict(0.0, "invalid_input", str(err), None)
-    completion_s = exponents_from_superscripts(_encodable(completion_s[-settings.max_completion_chars :]))
+    completion_s = without_struck_text(
+        exponents_from_superscripts(_encodable(completion_s[-settings.max_completion_chars :]))
+    )
     answer_s = exponents_from_superscripts(answer_s.strip())
     if not completion_s.strip():
         return _verdict(0.0, "empty", "empty completion", None)

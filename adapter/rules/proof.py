@@ -80,8 +80,16 @@ _TAKEN_BACK = re.compile(
 _LEADING_ANSWER_END = re.compile(r"\s*(?:[,.;:!—–-]|$)")
 # Where the sentence of the final answer ends: "?" (asked), or ".", "!", a line break (stated).
 _SENTENCE_STOP = re.compile(r"\?|!|\n|\.(?!\d)")
+_LEADING_NUMBER = re.compile(r"\s*[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?(?=\s|$)")
+_STOP_RUN = re.compile(r"[.!?…]+")
 _NEGATED_BEFORE = re.compile(
-    r"(?:\bnot|n't|\bnever|\bno)\s*(?:equal to|equals?|be)?\s*(?:\$|\\\(|\\\[|\\boxed\{)*\s*$", re.IGNORECASE
+    r"(?:(?:\bnot|n't|\bnever|\bno)\s*(?:equal to|equals?|be)?|≠|\\neq?\b|!=|=/=)\s*(?:\$|\\\(|\\\[|\\boxed\{)*\s*$",
+    re.IGNORECASE,
+)
+# Right after the answer: a verdict against it ("42 (wrong)", "Paris ❌").
+_NEGATED_AFTER = re.compile(
+    r"[\s$*)]*[(\[,;:—–-]?\s*(?:wrong|incorrect|false|not (?:correct|right|it|true)|nope|no\b|❌|✗|✘|❎|🚫)",
+    re.IGNORECASE,
 )
 _SENTENCE_NEGATION = re.compile(
     r"\b(?:not the case|false that|not true that|untrue that|(?:wrong|incorrect|not correct) to say)\b",
@@ -99,6 +107,13 @@ _BOUND_AFTER = re.compile(
     r"|and (?:up|above|over|more|below|less)\b|at (?:least|most)\b|plus\b|-ish\b)",
     re.IGNORECASE,
 )
+# The number goes on in words ("42 and a half", "42 point 5") or below zero: it is another value.
+_CONTINUED_AFTER = re.compile(
+    r"^\s*(?:and (?:a |one )?(?:half|quarter|third|fourth|fifth)s?\b|point \w|(?:\w+ )?below zero\b|[-\s]?bce?\b)",
+    re.IGNORECASE,
+)
+# "41 = 42": a number alone on the left of "=", at the start of its clause ("6 x 7 = 42" is work).
+_EQUATED_BEFORE = re.compile(r"(?:^|[\n:;(]|[.!?]\s)[\s$]*([-+]?\d[\d,]*(?:\.\d+)?)\s*=\s*\$?\s*$")
 _LISTED_BEFORE = re.compile(r"\d[\d.,]*\s*(?:[,;/&|]|\band\b|\s)\s*$", re.IGNORECASE)
 _SUBSCRIPTED = re.compile(r"\d\s*_\s*\{")
 _BOLD_LINE = re.compile(r"(?:\*\*[^*\n]+\*\*[\s,;/&]*){2,}")
@@ -213,14 +228,21 @@ def _line_value(kind: str, answer: str) -> Callable[[str], Hashable | None] | No
     return None
 
 
-def _candidate_lines(completion: str, answer: str, kind: str) -> str | None:
-    """Without a marker: lines (or code blocks) that are each only a candidate answer, and not all
-    the same ("41\\n42"); for text, when every line is one ("London\\nParis")."""
+def _candidate_lines(completion: str, answer: str, kind: str, extracted: str | None) -> str | None:
+    """Lines (or code blocks, table rows) that are each only a candidate answer, not all the same:
+    without a marker, any two ("41\\n42"; for text, when every line is one: "London\\nParis");
+    with one, a last line that gives another answer than the marked one ("Answer: 42\\n41")."""
     value = _line_value(kind, answer)
-    if value is None or anchored_answer(completion) is not None:
+    if value is None:
         return None
-    lines = [line.strip().strip("`*$ ").rstrip(".") for line in completion.splitlines()]
-    lines = [line for line in lines if line and not _FENCE.match(line)]
+    lines = [line.strip().strip("`*$|- ").rstrip(".") for line in completion.splitlines()]
+    lines = [line for line in lines if _WORD_CHAR.search(line) and not _FENCE.match(line)]
+    if anchored_answer(completion) is not None:
+        last = value(lines[-1]) if lines and kind != _TEXT else None
+        marked = value(extracted) if extracted else None
+        if last is not None and marked is not None and _distinct([last, marked], kind) > 1:
+            return "ends with another answer than the marked one"
+        return None
     values = [value(line) for line in lines]
     if kind == _TEXT and None in values:
         return None
@@ -290,6 +312,12 @@ def _number_shape(completion: str, extracted: str | None, at: tuple[int, int] | 
         return "gives a bound, not a value"
     if _LISTED_BEFORE.search(completion[max(0, at[0] - _LIST_WINDOW) : at[0]]):
         return "lists the number among others"
+    if _CONTINUED_AFTER.match(after):
+        return "the number goes on after it ('and a half', 'below zero')"
+    equated = _EQUATED_BEFORE.search(completion, max(0, at[0] - _NEGATION_WINDOW), at[0])
+    left, right = (parse_number(equated.group(1)), parse_number(extracted or "")) if equated else (None, None)
+    if left is not None and right is not None and left[0] != right[0]:
+        return "equates two different numbers"
     return None
 
 
@@ -324,7 +352,11 @@ def _answer_at(completion: str, answer: str, kind: str, extracted: str | None) -
             at = last.start(), last.end()
         if at is not None:
             return at
-    return _last_at(completion, extracted) if extracted else None
+    at = _last_at(completion, extracted) if extracted else None
+    lead = _LEADING_NUMBER.match(extracted or "") if kind == _NUMBER else None
+    if at is not None and lead is not None:  # "42 BC": the number itself, then what follows it
+        return at[0], at[0] + lead.end()
+    return at
 
 
 def _asked(completion: str, extracted: str | None, at: tuple[int, int] | None) -> str | None:
@@ -332,7 +364,8 @@ def _asked(completion: str, extracted: str | None, at: tuple[int, int] | None) -
     if extracted and extracted.rstrip().endswith("?"):
         return "asks the answer instead of stating it"
     stop = _SENTENCE_STOP.search(completion, at[1]) if at else None
-    if stop is not None and stop.group(0) == "?":
+    run = _STOP_RUN.match(completion, stop.start()) if stop else None
+    if run is not None and "?" in run.group(0):  # "42?", "42...?", "42?!"
         return "asks the answer instead of stating it"
     return None
 
@@ -392,7 +425,7 @@ def _negated(completion: str, kind: str, extracted: str | None, at: tuple[int, i
     if at is None:
         return None
     before = completion[max(0, at[0] - _NEGATION_WINDOW) : at[0]]
-    if _NEGATED_BEFORE.search(before):
+    if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(completion, at[1], at[1] + _NEGATION_WINDOW):
         return "negates the answer"
     sentence_start = max(completion.rfind(stop, 0, at[0]) for stop in ".!?\n") + 1
     if _SENTENCE_NEGATION.search(completion, sentence_start, at[0]):
@@ -454,7 +487,7 @@ def doubt(prompt: str, completion: str, answer: str, kind: str, extracted: str |
     checks: list[Callable[[], str | None]] = [
         lambda: _several_boxes(completion),
         lambda: _several_answers(completion, answer, kind),
-        lambda: _candidate_lines(completion, answer, kind),
+        lambda: _candidate_lines(completion, answer, kind, extracted),
         lambda: _both_polarities(completion, answer),
         lambda: _asked(completion, extracted, at),
         lambda: _taken_back(completion, answer, kind, extracted, at),
