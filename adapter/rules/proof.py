@@ -387,8 +387,8 @@ def _other_answer(after: str, extracted: str, answer: str, kind: str) -> bool:
     if kind == _TEXT:
         return f" {normalise(answer)} " not in f" {words} "
     math = [m.group(0) for m in _LATEX_SEGMENT.finditer(after)] + re.findall(r"\d[\d.,]*", after)
-    given = re.sub(r"[\s$]", "", extracted)
-    return any(re.sub(r"[\s$]", "", m) not in (given, "") for m in math)
+    expression = re.sub(r"[\s$]", "", extracted)
+    return any(re.sub(r"[\s$]", "", m) not in (expression, "") for m in math)
 
 
 def _cue_window(tail: str, start: int) -> str:
@@ -474,7 +474,9 @@ def _listed_text(answer: str, extracted: str | None) -> str | None:
     others = {
         words
         for words, item in items
-        if words != gold and not words.startswith(("not ", "no ")) and item[:1].isupper() == mention[:1].isupper()
+        if words != gold
+        and not words.startswith(("not ", "no "))
+        and item[:1].isupper() == mention[:1].isupper()
     }
     if others:
         return f"lists the reference among {len(others) + 1} candidates"
