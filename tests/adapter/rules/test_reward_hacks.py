@@ -15,6 +15,8 @@ from any of them. To add a shape a policy might find, add a row (its id names th
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from adapter import JudgeRewardSystem
@@ -275,3 +277,34 @@ def test_the_number_tolerance_is_the_rules_setting_for_fine_references(rel_tol, 
 def test_exact_references_ignore_even_a_loose_tolerance(answer, completion):
     verdict = grade("q", completion, answer, "NUMBER", RuleSettings(rel_tol=0.01))
     assert verdict.reward == 0.0, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "answer: 41 ",
+        "The answer is 41. ",
+        " or 41",
+        "~~4",
+        "**41** ",
+        "?",
+        "| a |\n",
+        "but ",
+        "≠ ",
+        "$x$ ",
+        "41\n",
+    ],
+)
+def test_the_proof_checks_take_linear_time_before_a_right_answer(unit):
+    """A right answer after a long run sends every proof check over the run (a hang detector)."""
+    run = unit * (200_000 // len(unit))
+    settings = RuleSettings(max_completion_chars=1_000_000)
+    started = time.monotonic()
+    for answer_type, answer, ending in (
+        ("NUMBER", "42", "The answer is 42."),
+        ("TEXT", "Paris", "The answer is Paris."),
+        ("MATH_EXPRESSIONS", "2x", "\\boxed{2x}"),
+        ("MULTIPLE_CHOICE", "A", "Answer: A"),
+    ):
+        assert grade("q", f"{run}\n{ending}", answer, answer_type, settings).reason
+    assert time.monotonic() - started < 30.0  # quadratic here would take minutes
