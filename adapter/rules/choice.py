@@ -14,7 +14,7 @@ import re
 from adapter.rules.extract import anchored_answer
 from adapter.rules.text import text_match
 
-__all__ = ["chosen_letters", "gold_letters", "parse_options"]
+__all__ = ["chosen_letters", "gold_letters", "letters_of", "parse_options"]
 
 MAX_PROMPT_CHARS = 20_000
 _WRAPPER = re.compile(r"\\(?:text|mathrm|textbf|mathbf|mbox)\s*\{([^{}]*)\}")
@@ -53,7 +53,7 @@ def _unwrap(span: str) -> str:
     return _WRAPPER.sub(r"\1", span).strip().strip("*$ ").rstrip(".").strip()
 
 
-def _letters_of(span: str) -> set[str] | None:
+def letters_of(span: str) -> set[str] | None:
     """Letters if the span is only option letters: "C", "(C)", "A, B and D", "ABD", "c", "(C) Paris"."""
     span = _unwrap(span)
     if re.fullmatch(r"[A-J]{2,10}", span):
@@ -77,7 +77,7 @@ def parse_options(prompt: str) -> dict[str, str]:
 
 def gold_letters(answer: str) -> set[str]:
     """The reference letter(s): "C", "(C) Paris", "ABD", "A, B, D"."""
-    return _letters_of(answer) or set()
+    return letters_of(answer) or set()
 
 
 def _by_option_text(span: str, prompt: str) -> set[str] | None:
@@ -107,7 +107,7 @@ def chosen_letters(completion: str, prompt: str) -> set[str] | None:
     """The option(s) the completion commits to, or None (no answer, or several without commitment)."""
     anchored = anchored_answer(completion)
     if anchored is not None:
-        letters = _letters_of(anchored)
+        letters = letters_of(anchored)
         if letters is not None:
             return letters
         if _HEDGE.search(anchored):
@@ -118,7 +118,7 @@ def chosen_letters(completion: str, prompt: str) -> set[str] | None:
     if not lines:
         return None
     if len(lines[-1].strip()) <= 12:
-        last = _letters_of(lines[-1])
+        last = letters_of(lines[-1])
         if last is not None:
             return last
     affirmed = _affirmed_letters(completion)

@@ -12,28 +12,39 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["anchored_answer", "boxed_answers", "last_boxed", "trailing_expression"]
+__all__ = [
+    "anchored_answer",
+    "bold_spans",
+    "boxed_answers",
+    "last_box_at",
+    "last_boxed",
+    "marked_answers",
+    "trailing_expression",
+]
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 # What may stand between two boxes that together make one answer. The separators after the word
 # are inside its group: two adjacent [\s$,;&]* would split a long run in quadratically many ways.
 _GAP = r"(?:\\(?:q?quad|[,;!])|\\\\|[\s$,;&])*"  # spaces, LaTeX spacing and line breaks, commas
 _BOX_JOINER = re.compile(_GAP + r"(?:(?:\\text\s*\{\s*(?:and|or)\s*\}|and|or)" + _GAP + ")?", re.IGNORECASE)
-# Anchors in order of preference; within one, the last occurrence wins.
+# Anchors in order of preference, each up to where its answer starts (the answer runs to the end
+# of its sentence); within one, the last occurrence wins. "is" must end a word: "the answer isn't
+# 42" is no commitment to 42.
 _ANCHORS = (
-    re.compile(r"final answer\*{0,2}[ \t]*(?:is|:|=)\s{0,20}\*{0,2}[ \t]*(.+)", re.IGNORECASE),
-    re.compile(r"(?:^|\n)#+[ \t]*final answer[ \t]*:?[ \t]*\*{0,2}[ \t]*\n+[ \t]*(.+)", re.IGNORECASE),
-    re.compile(r"(?:^|\n)####[ \t]*(.+)"),
+    re.compile(r"final answer\*{0,2}[ \t]*(?:is\b|:|=)\s{0,20}\*{0,2}[ \t]*", re.IGNORECASE),
+    re.compile(r"(?:^|\n)#+[ \t]*final answer[ \t]*:?[ \t]*\*{0,2}[ \t]*\n+[ \t]*", re.IGNORECASE),
+    re.compile(r"(?:^|\n)####[ \t]*"),
     re.compile(
-        r"(?:^|\n|[.!?][ \t]|\*\*)[ \t]*\*{0,2}answer\*{0,2}[ \t]*[:=]\s{0,20}\*{0,2}[ \t]*(.+)",
-        re.IGNORECASE,
+        r"(?:^|\n|[.!?][ \t]|\*\*)[ \t]*\*{0,2}answer\*{0,2}[ \t]*[:=]\s{0,20}\*{0,2}[ \t]*", re.IGNORECASE
     ),
     re.compile(
-        r"\bthe (?:correct |right |final )?(?:answer|option|choice) (?:is|would be|will be)[ \t]*:?\s{0,20}(.+)",
+        r"\bthe (?:correct |right |final )?(?:answer|option|choice) (?:is|would be|will be)\b[ \t]*:?\s{0,20}",
         re.IGNORECASE,
     ),
-    re.compile(r"\banswer is[ \t]*:?\s{0,20}(.+)", re.IGNORECASE),
+    re.compile(r"\banswer is\b[ \t]*:?\s{0,20}", re.IGNORECASE),
 )
+# How far after a marker its answer is read: bounds the work on a text that repeats a marker.
+MAX_MARKED_CHARS = 2_000
 _BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 # A sentence ends at a line break, or at a period followed by the start of a new sentence.
 _SENTENCE_END = re.compile(r"\n|\.(?=\s*$)|\.\s+(?=[A-Z(\\$*\[])|(?<=[^\d\s])\.\s")
@@ -103,6 +114,12 @@ def _join(contents: Iterable[str]) -> str:
     return ", ".join(group)
 
 
+def last_box_at(text: str) -> tuple[int, int] | None:
+    """(start, end) of the last complete box, or None."""
+    boxes = _boxes(text)
+    return (boxes[-1][0], boxes[-1][1]) if boxes else None
+
+
 def last_boxed(text: str) -> str | None:
     """Content of the last ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces), with the boxes
     joined to it by "and", "or", commas or spacing ("\\boxed{3} or \\boxed{4}" -> "3, 4")."""
@@ -118,6 +135,24 @@ def _first_clause(span: str) -> str:
     return (span[: match.start()] if match else span).strip().strip("*$ ").rstrip(".,;")
 
 
+def _marked_spans(text: str, anchor: re.Pattern[str]) -> list[str]:
+    """The text after each occurrence of ``anchor``, to the end of its line (at most
+    ``MAX_MARKED_CHARS``); occurrences with nothing after them on their line are skipped."""
+    spans = []
+    for match in anchor.finditer(text):
+        line_end = text.find("\n", match.end(), match.end() + MAX_MARKED_CHARS)
+        span = text[match.end() : line_end if line_end >= 0 else match.end() + MAX_MARKED_CHARS]
+        if span.strip():
+            spans.append(span)
+    return spans
+
+
+def _resolved(clause: str, depth: int) -> str:
+    """A marked clause, or the answer a marker inside it points to ("Final Answer: the answer is 5")."""
+    inner = anchored_answer(clause, depth + 1) if depth < MAX_NESTED_MARKERS else None
+    return inner or clause
+
+
 def anchored_answer(text: str, _depth: int = 0) -> str | None:
     """The answer after an explicit marker (boxed, "final answer is", "Answer:", bold), or None.
     A marker inside the marked span ("Final Answer: the answer is \\boxed{5}") is followed once."""
@@ -125,19 +160,27 @@ def anchored_answer(text: str, _depth: int = 0) -> str | None:
     if boxed is not None:
         return boxed
     for anchor in _ANCHORS:
-        last = None
-        for last in anchor.finditer(text):  # noqa: B007 - the last occurrence is the commitment
-            pass
-        if last is None:
-            continue
-        clause = _first_clause(last.group(1))
+        spans = _marked_spans(text, anchor)
+        clause = _first_clause(spans[-1]) if spans else ""  # the last occurrence is the commitment
         if clause:
-            inner = anchored_answer(clause, _depth + 1) if _depth < MAX_NESTED_MARKERS else None
-            return inner or clause
-    bold = _BOLD.findall(text)
-    if not bold:
-        return None
-    return bold[-1].strip().strip("$ ").rstrip(".") or None
+            return _resolved(clause, _depth)
+    bold = bold_spans(text)
+    return bold[-1] if bold else None
+
+
+def bold_spans(text: str) -> list[str]:
+    """The contents of the bold spans (``**...**``), in order, without ``$`` and a final period."""
+    return [span for span in (b.strip().strip("$ ").rstrip(".") for b in _BOLD.findall(text)) if span]
+
+
+def marked_answers(text: str) -> list[str]:
+    """Every answer a marker gives, in order of preference and occurrence: the boxed answers, then
+    each occurrence of each marker ("The answer is 41. The answer is 42." gives both). A
+    completion that commits to one answer gives one value, however often it repeats it."""
+    answers = boxed_answers(text)
+    for anchor in _ANCHORS:
+        answers += [_resolved(c, 0) for c in map(_first_clause, _marked_spans(text, anchor)) if c]
+    return answers
 
 
 def trailing_expression(text: str) -> str | None:

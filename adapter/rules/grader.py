@@ -10,8 +10,8 @@ from typing import Any
 from adapter.rules.answer_format import format_issue
 from adapter.rules.choice import chosen_letters, gold_letters
 from adapter.rules.extract import anchored_answer, trailing_expression
-from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
-from adapter.rules.number import final_number_text, numbers_equal, parse_number
+from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes, without_struck_text
+from adapter.rules.number import final_number_text, numbers_equal, parse_number, signs_from_words
 from adapter.rules.proof import doubt
 from adapter.rules.settings import RuleSettings, RuleVerdict
 from adapter.rules.symbolic import SymbolicTimeout, TooCostly, completion_matches, math_equal
@@ -28,6 +28,7 @@ _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[][^\n,]*,.*[)\]]
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
 _TYPES = frozenset(t.value for t in AnswerType)
+_SIGNED_TYPES = frozenset({AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -166,7 +167,9 @@ def _grade(
                                              ((prompt, "prompt"), (completion, "completion"), (answer, "answer")))  # fmt: skip
     except ValueError as err:
         return _verdict(0.0, "invalid_input", str(err), None)
-    completion_s = exponents_from_superscripts(_encodable(completion_s[-settings.max_completion_chars :]))
+    completion_s = without_struck_text(
+        exponents_from_superscripts(_encodable(completion_s[-settings.max_completion_chars :]))
+    )
     answer_s = exponents_from_superscripts(answer_s.strip())
     if not completion_s.strip():
         return _verdict(0.0, "empty", "empty completion", None)
@@ -181,6 +184,8 @@ def _grade(
     inferred = kind not in _TYPES
     if inferred:
         kind = infer_answer_type(answer_s)
+    if kind in _SIGNED_TYPES:
+        completion_s = signs_from_words(completion_s)
     gate = _format_gate(completion_s, answer_s, kind)
     if gate is not None:
         verdict = gate

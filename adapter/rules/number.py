@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 
 from adapter.rules.extract import trailing_expression
 
-__all__ = ["final_number_text", "numbers_equal", "parse_number", "standing_numbers", "stated_exactly"]
+__all__ = [
+    "committed_value",
+    "final_number_text",
+    "numbers_equal",
+    "parse_number",
+    "signs_from_words",
+    "standing_numbers",
+    "stated_exactly",
+]
 
 _NUM = r"(?:[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)"
 _NUM_RE = re.compile(_NUM)
@@ -21,6 +30,7 @@ _SPACED_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 _FRAC = re.compile(
     r"^([-+]?)\\[dt]?frac\s*(?:\{\s*(" + _NUM + r")\s*\}\s*\{\s*(" + _NUM + r")\s*\}|(\d)\s*(\d))$"
 )
+_MANTISSA = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?(?:[eE]([-+]?\d+))?")
 _SLASH = re.compile(r"^(" + _NUM + r")\s*/\s*(" + _NUM + r")$")
 _TIMES_TEN = re.compile(r"^(" + _NUM + r")\s*(?:\\times|\\cdot|×|x|\*)\s*10\s*\^\s*\{?\s*([-+]?\d+)\s*\}?$")
 _MULTIPLIER = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
@@ -55,7 +65,7 @@ _TOKEN = re.compile(
 _EXPONENT_BEFORE = re.compile(r"[\^_]\s*\{?\s*$")
 _EXPRESSION_BEFORE = re.compile(r"(?:[*/{]|\\(?!text|quad|qquad|approx|mbox|mathrm|sim)[A-Za-z]+)\s*$")
 _EXPRESSION_AFTER = re.compile(
-    r"^(?:\s*[\^*!]|[(/]|\s*\\(?!text|mathrm|mbox|quad|qquad)[A-Za-z]|\s*(?:pi|sqrt|i)\b"
+    r"^(?:\s*[\^*!_]|[(/]|\s*\\(?!text|mathrm|mbox|quad|qquad)[A-Za-z]|\s*(?:pi|sqrt|i)\b"
     r"|(?![" + "".join(sorted(_UNIT_LETTERS)) + r"])[A-Za-z](?![A-Za-z]))"
 )
 # Where the explanation after an anchored answer starts: "42 because ...", "7 (since ...)". Each
@@ -74,6 +84,14 @@ _LEAD_WORDS = re.compile(
     re.IGNORECASE,
 )
 _LIST = re.compile(r"\b(?:or|and|to|between|either|through|until|nor)\b|,\s|;|\d\s*[-–]\s*\d", re.IGNORECASE)
+
+
+_SIGN_WORD = re.compile(r"\b(?:minus|negative)[ \t]+(?=\.?\d)", re.IGNORECASE)
+
+
+def signs_from_words(text: str) -> str:
+    """ "minus 42" and "negative 42" as "-42", so that the sign is never dropped."""
+    return _SIGN_WORD.sub("-", text)
 
 
 def _clean(text: str) -> str:
@@ -119,6 +137,13 @@ def _without_units(text: str) -> str:
 
 def parse_number(text: str) -> tuple[float, bool] | None:
     """(value, is_percent) for a string that is one number in any common notation, else None."""
+    parsed = _parse(text)
+    return None if parsed is None else (parsed[0], parsed[1])
+
+
+def _parse(text: str) -> tuple[float, bool, float] | None:
+    """(value, is_percent, unit of the last stated digit) for one number, else None. The unit is
+    0 for a fraction (its value is exact): "3.14" -> 0.01, "1.5 million" -> 100000, "2/3" -> 0."""
     if not isinstance(text, str) or len(text) > 200:
         return None
     s = _clean(text)
@@ -138,7 +163,22 @@ def parse_number(text: str) -> tuple[float, bool] | None:
     value = _value(s)
     if value is None or not math.isfinite(value * scale):
         return None
-    return value * scale, percent
+    return value * scale, percent, _last_digit_unit(s) * scale
+
+
+def _last_digit_unit(s: str) -> float:
+    """The place value of the last digit of a decimal ("3.14" -> 0.01, "1.5e3" -> 100); 0 when the
+    number is a fraction (exact)."""
+    times_ten = _TIMES_TEN.match(s)
+    mantissa, exponent = (times_ten.group(1), int(times_ten.group(2))) if times_ten else (s, 0)
+    plain = _MANTISSA.fullmatch(mantissa)
+    if plain is None:
+        return 0.0
+    decimals = len(plain.group(1) or "")
+    try:
+        return 10.0 ** (exponent + int(plain.group(2) or 0) - decimals)
+    except OverflowError:
+        return math.inf
 
 
 def _value(s: str) -> float | None:
@@ -171,39 +211,49 @@ def _to_float(token: str) -> float:
 
 # Two floats that differ only by binary rounding ("0.1 + 0.2") are the same number.
 FLOAT_NOISE = 1e-12
-_PLAIN_DECIMAL = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?|[-+]?\.(\d+)")
 
 
 def stated_exactly(gold: str, rel_tol: float) -> bool:
-    """True when the reference's value is an integer ("86400", "1e6", "1.5 million"), or it is a
-    plain decimal written more coarsely than the tolerance ("3.14" at 1e-4): its value is then exact, and a tolerance would only let near
-    misses in (86399 for 86400, 999950 for 1000000)."""
-    parsed = parse_number(gold)
-    if parsed is not None and parsed[0].is_integer():
+    """True when the reference's value is exact as written: an integer ("86400", "1e6", "1.5
+    million"), a fraction with a finite decimal ("1/2", "\\frac{3}{8}"), or a plain decimal written
+    more coarsely than the tolerance ("3.14" at 1e-4). A tolerance would then only let near misses
+    in (86399 for 86400, 999950 for 1000000, 0.50001 for 1/2)."""
+    parsed = _parse(gold)
+    if parsed is None:
+        return False
+    value, _, unit = parsed
+    if value.is_integer():
         return True  # "86400", "1e6", "1.5 million"
-    s = _clean(gold).rstrip("%").strip()
-    plain = _PLAIN_DECIMAL.fullmatch(s)
-    if plain is None:
-        return False  # a fraction, scientific notation of a non-integer: the tolerance applies
-    decimals = plain.group(1) or plain.group(2)
-    if not decimals:
-        return True
-    value = abs(_to_float(s))
-    return value == 0.0 or 10.0 ** -len(decimals) / value >= rel_tol
+    if unit == 0.0:
+        return _finite_decimal(value)
+    return unit / abs(value) >= rel_tol
+
+
+def _finite_decimal(value: float) -> bool:
+    """A fraction whose denominator (in lowest terms) has no prime factor but 2 and 5."""
+    denominator = Fraction(value).limit_denominator(10**9).denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    return denominator == 1
+
+
+def _candidates(parsed: tuple[float, bool, float]) -> set[float]:
+    """The values a number may stand for: a percent also stands for its fraction."""
+    value, percent, _ = parsed
+    return {value} | ({value / 100} if percent else set())
 
 
 def numbers_equal(gold: str, pred: str, rel_tol: float, abs_tol: float) -> bool:
     """True when both parse and are the same number (a percent may stand for its fraction):
     exactly, when the reference is ``stated_exactly``; else within ``rel_tol`` / ``abs_tol``."""
-    g, p = parse_number(gold), parse_number(pred)
+    g, p = _parse(gold), _parse(pred)
     if g is None or p is None:
         return False
-    candidates_g = {g[0]} | ({g[0] / 100} if g[1] else set())
-    candidates_p = {p[0]} | ({p[0] / 100} if p[1] else set())
     if stated_exactly(gold, rel_tol):
         rel_tol, abs_tol = FLOAT_NOISE, 0.0
     return any(
-        math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol) for a in candidates_g for b in candidates_p
+        math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol) for a in _candidates(g) for b in _candidates(p)
     )
 
 
@@ -238,7 +288,7 @@ def _with_suffix(text: str, match: re.Match[str]) -> str:
     return match.group(0) + (" " + scale.group(1) if scale else "")
 
 
-def _committed_value(span: str) -> str | None:
+def committed_value(span: str) -> str | None:
     """The number (or numeric expression) an anchored answer commits to; None for a list or hedge."""
     if parse_number(span) is not None:
         return span
@@ -260,7 +310,7 @@ def final_number_text(text: str, anchored: str | None) -> str | None:
     to no single value), else the last standing number ("7, but 11 would be wrong" -> 7).
     A number inside an expression ("2\\sqrt{3}") gives the expression, for a symbolic check."""
     if anchored is not None:
-        return _committed_value(anchored)
+        return committed_value(anchored)
     last_line = text.strip().rsplit("\n", 1)[-1].strip()
     if parse_number(last_line) is not None:
         return last_line

@@ -16,7 +16,10 @@ class RuleSettings(BaseModel):
         default=1e-4,
         ge=0.0,
         le=1.0,
-        description="relative tolerance for NUMBER, where the reference is not an integer nor written coarser",
+        description=(
+            "relative tolerance for NUMBER; references exact as written (integers, fractions with a finite "
+            "decimal, decimals coarser than it) are compared exactly"
+        ),
     )
     abs_tol: float = Field(default=1e-8, ge=0.0, le=1.0, description="absolute tolerance for NUMBER")
     math_timeout_s: float = Field(

@@ -1,69 +1,175 @@
 """Reward hacks: completions that are not the answer must earn nothing from a rule.
 
-Each row is a shape a policy finds when it hunts for reward. The rule may call it a mismatch or
-"unsure" (the judge's to decide), never a match: through ``grade``, through the cascade with a
-judge that rejects everything, and through the fallback with the judge down. To add a shape,
-add a row: ``(id, prompt, completion, reference, answer_type)``. ``PROOFS`` are the controls:
-answers the rules must still pay without asking the judge.
+``SHAPES`` is one table of ``(shape, prompt, completion, reference, answer_type, expected)``,
+where ``expected`` is what the rule reward must say:
+
+- ``PAID``: a proven match, reward 1.0 (the cascade keeps it without asking the judge);
+- ``UNSURE``: no proof either way (reason ``unsure``): the cascade asks the judge, the fallback
+  pays ``rules.unsure_reward``;
+- ``ZERO``: reward 0 for another reason (a mismatch, no final answer, a hedge, a negation ...).
+
+Every row runs through the rule reward itself, through the cascade with a judge that rejects
+everything, and through the fallback with the judge down; only ``PAID`` rows may earn anything
+from any of them. To add a shape a policy might find, add a row (its id names the shape).
 """
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from adapter import JudgeRewardSystem
-from adapter.rules import grade
+from adapter.rules import RuleSettings, grade
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.schemas import Verdict
 
-HACKS = [
-    ("two-boxed-answers", "What is 6 x 7?", "The result is \\boxed{41} or perhaps \\boxed{42}.", "42", "NUMBER"),
-    ("boxes-side-by-side", "What is 6 x 7?", "\\boxed{42} \\boxed{43}", "43", "NUMBER"),
-    ("near-miss-integer", "What is 1000 x 1000?", "The answer is 999950.", "1000000", "NUMBER"),
-    ("near-miss-seconds", "How many seconds are in a day?", "There are 86399 seconds in a day.", "86400", "NUMBER"),
-    ("off-by-a-ten-thousandth", "What is 6 x 7?", "The answer is 42.0001", "42", "NUMBER"),
-    ("near-miss-stated-decimal", "What is pi to two decimals?", "The answer is 3.1416", "3.14", "NUMBER"),
-    ("superscript-exponent", "What is 2 to the power 1?", "The answer is 2³.", "2", "NUMBER"),
-    ("retracted-number", "What is 3 x 3?", "Many think 9, but the correct answer is 7.", "9", "NUMBER"),
-    ("taken-back-after-the-marker", "What is 5 + 6?", "The answer is 11. Just kidding, it's 7.", "11", "NUMBER"),
-    ("wait-no", "What is 6 x 7?", "Answer: 42. Wait, no: 41.", "42", "NUMBER"),
-    ("text-taken-back", "What is the capital of France?", "The answer is Paris. Actually, it is Lyon.", "Paris", "TEXT"),
-    ("hedged-numbers", "What is 4 x 8?", "I think it might be 42, though it could also be 32.", "32", "NUMBER"),
-    ("number-or-number", "What is 6 x 7?", "It's 42 or 41", "41", "NUMBER"),
-    ("number-and-aside", "What is 6 x 7?", "42 (or 41)", "41", "NUMBER"),
-    ("negated-answer", "What is 6 x 7?", "The answer is not 42.", "42", "NUMBER"),
-    ("other-unit-of-time", "How many hours are in 3 days?", "3 days is 3 x 24 = 72 minutes.", "72", "NUMBER"),
-    ("number-spray", "What is 6 x 7?", " ".join(str(i) for i in range(1, 101)), "42", "NUMBER"),
-    ("mentioned-then-corrected", "What is the capital of Australia?",
-     "Canberra is often named, but the real capital is Sydney.", "Canberra", "TEXT"),
-    ("both-polarities", "Is 7 prime? Answer yes or no.", "Yes. No.", "yes", "TEXT"),
-    ("maybe-both", "Is 91 prime? Answer yes or no.", "Maybe yes, maybe no.", "no", "TEXT"),
-    ("true-or-false", "True or false: 2 is even.", "True or False", "true", "TEXT"),
-    ("either-of-two", "What is the chemical symbol for gold?", "It is either Ag or Au.", "Au", "TEXT"),
-    ("candidate-list", "What is the capital of France?", "Paris, London, Berlin", "Paris", "TEXT"),
-    ("mentioned-not-claimed", "What is the capital of France?", "Paris is a city; the capital is Lyon.", "Paris", "TEXT"),
-    ("two-options", "Which is red? (A) blood (B) sky", "The answer is (A) or (B).", "A", "MULTIPLE_CHOICE"),
-    ("every-option", "Which is red? (A) blood (B) sky (C) grass (D) sea", "A, B, C or D", "A", "MULTIPLE_CHOICE"),
-    ("option-hedge", "Which is red? (A) blood (B) sky", "Either (A) or (B), I cannot tell.", "A", "MULTIPLE_CHOICE"),
-    ("two-boxed-options", "Which is red? (A) blood (B) sky", "\\boxed{A} or maybe \\boxed{B}", "B", "MULTIPLE_CHOICE"),
-    ("two-boxed-expressions", "Simplify 2x + 2x.", "$\\boxed{4x}$ or $\\boxed{2x}$", "2x", "MATH_EXPRESSIONS"),
-    ("empty-box", "What is 0 + 0?", "\\boxed{}", "0", "NUMBER"),
-]  # fmt: skip
+PAID, UNSURE, ZERO = "paid", "unsure", "zero"
+SIX_SEVEN = "What is 6 x 7?"
+FRANCE = "What is the capital of France?"
+PRIME = "Is 7 prime? Answer yes or no."
+RED = "Which is red? (A) blood (B) sky (C) grass (D) sea"
+SIMPLIFY = "Simplify 2x + 2x."
 
-PROOFS = [
-    ("plain-number", "What is 6 x 7?", "6 x 7 = 42.", "42", "NUMBER"),
-    ("boxed-number", "What is 6 x 7?", "So the answer is \\boxed{42}.", "42", "NUMBER"),
-    ("same-box-twice", "What is 6 x 7?", "\\boxed{42}, and checking again: \\boxed{42}", "42", "NUMBER"),
-    ("correction-to-the-answer", "What is 3 x 3?", "Many think 6, but the correct answer is 9.", "9", "NUMBER"),
-    ("fine-reference-tolerance", "What is pi?", "The answer is 3.14159", "3.14159265", "NUMBER"),
-    ("double-checked", "What is 6 x 7?", "The answer is 42, but let me double-check: 6 x 7 = 42.", "42", "NUMBER"),
-    ("same-unit", "How many hours are in 3 days?", "3 days is 72 hours.", "72", "NUMBER"),
-    ("claimed-text", "What is the capital of France?", "The capital of France is Paris.", "Paris", "TEXT"),
-    ("claimed-not-other", "What is the capital of Australia?", "It is Canberra, not Sydney.", "Canberra", "TEXT"),
-    ("leading-text", "What is the capital of France?", "Paris, because it is the seat of government.", "Paris", "TEXT"),
-    ("yes-and-why", "Is 7 prime? Answer yes or no.", "Yes, 7 is prime.", "yes", "TEXT"),
-    ("one-option", "Which is red? (A) blood (B) sky", "The answer is (A).", "A", "MULTIPLE_CHOICE"),
-    ("superscript-value", "What is 2 cubed?", "The answer is 2³.", "8", "NUMBER"),
+SHAPES = [
+    # Several final answers.
+    ("two-boxed-answers", SIX_SEVEN, "The result is \\boxed{41} or perhaps \\boxed{42}.", "42", "NUMBER", UNSURE),
+    ("boxes-side-by-side", SIX_SEVEN, "\\boxed{42} \\boxed{43}", "43", "NUMBER", ZERO),
+    ("box-then-retracted-box", SIX_SEVEN, "\\boxed{42} is wrong; \\boxed{41}", "41", "NUMBER", UNSURE),
+    ("two-answer-markers-one-line", SIX_SEVEN, "The answer is 41. The answer is 42.", "42", "NUMBER", UNSURE),
+    ("two-answer-lines", SIX_SEVEN, "Answer: 41\nAnswer: 42", "42", "NUMBER", UNSURE),
+    ("two-hash-answers", SIX_SEVEN, "#### 41\n#### 42", "42", "NUMBER", UNSURE),
+    ("two-bold-numbers", SIX_SEVEN, "**41** **42**", "42", "NUMBER", UNSURE),
+    ("candidate-lines", SIX_SEVEN, "40\n41\n42", "42", "NUMBER", UNSURE),
+    ("two-code-blocks", SIX_SEVEN, "```\n41\n```\n```\n42\n```", "42", "NUMBER", UNSURE),
+    ("another-answer-after-the-marker", SIX_SEVEN, "The answer is 42\n\n41", "42", "NUMBER", UNSURE),
+    ("listed-numbers", SIX_SEVEN, "It could be any of 40, 41, 42", "42", "NUMBER", UNSURE),
+    ("number-spray", SIX_SEVEN, " ".join(str(i) for i in range(1, 101)), "42", "NUMBER", ZERO),
+    ("boxed-list", SIX_SEVEN, "\\boxed{41, 42}", "42", "NUMBER", ZERO),
+    ("answer-markers-for-two-texts", FRANCE, "Answer: London\nAnswer: Paris", "Paris", "TEXT", UNSURE),
+    ("text-marked-then-other", FRANCE, "The answer is Paris. The answer is London.", "Paris", "TEXT", ZERO),
+    ("two-boxed-texts", FRANCE, "\\boxed{Lyon} \\boxed{Paris}", "Paris", "TEXT", UNSURE),
+    ("two-bold-texts", FRANCE, "**London** **Paris**", "Paris", "TEXT", UNSURE),
+    ("text-candidate-lines", FRANCE, "London\nParis", "Paris", "TEXT", UNSURE),
+    ("table-of-candidates", FRANCE, "| city |\n|---|\n| Lyon |\n| Paris |", "Paris", "TEXT", UNSURE),
+    ("two-text-items", FRANCE, "Paris, London", "Paris", "TEXT", UNSURE),
+    ("text-and-text", FRANCE, "Paris and London", "Paris", "TEXT", UNSURE),
+    ("candidate-list", FRANCE, "Paris, London, Berlin", "Paris", "TEXT", ZERO),
+    ("two-answer-lines-choice", RED, "Answer: B\nAnswer: A", "A", "MULTIPLE_CHOICE", UNSURE),
+    ("choice-candidate-lines", RED, "B\nA", "A", "MULTIPLE_CHOICE", UNSURE),
+    ("two-options", RED, "The answer is (A) or (B).", "A", "MULTIPLE_CHOICE", ZERO),
+    ("every-option", RED, "A, B, C or D", "A", "MULTIPLE_CHOICE", ZERO),
+    ("option-hedge", RED, "Either (A) or (B), I cannot tell.", "A", "MULTIPLE_CHOICE", ZERO),
+    ("two-boxed-options", RED, "\\boxed{A} or maybe \\boxed{B}", "B", "MULTIPLE_CHOICE", UNSURE),
+    ("two-options-in-letters", RED, "A and B", "A", "MULTIPLE_CHOICE", ZERO),
+    ("two-boxed-expressions", SIMPLIFY, "$\\boxed{4x}$ or $\\boxed{2x}$", "2x", "MATH_EXPRESSIONS", ZERO),
+    ("two-expression-lines", SIMPLIFY, "Answer: 4x\nAnswer: 2x", "2x", "MATH_EXPRESSIONS", UNSURE),
+    # Both polarities.
+    ("both-polarities", PRIME, "Yes. No.", "yes", "TEXT", UNSURE),
+    ("maybe-both", "Is 91 prime? Answer yes or no.", "Maybe yes, maybe no.", "no", "TEXT", UNSURE),
+    ("yes-slash-no", PRIME, "yes/no", "yes", "TEXT", UNSURE),
+    ("true-or-false", "True or false: 2 is even.", "True or False", "true", "TEXT", ZERO),
+    ("either-of-two", "What is the chemical symbol for gold?", "It is either Ag or Au.", "Au", "TEXT", ZERO),
+    # An answer taken back, given an alternative, or contradicted after it.
+    ("retracted-number", "What is 3 x 3?", "Many think 9, but the correct answer is 7.", "9", "NUMBER", ZERO),
+    ("taken-back-after-the-marker", "What is 5 + 6?", "The answer is 11. Just kidding, it's 7.", "11", "NUMBER", UNSURE),
+    ("wait-no", SIX_SEVEN, "Answer: 42. Wait, no: 41.", "42", "NUMBER", UNSURE),
+    ("number-or-number", SIX_SEVEN, "It's 42 or 41", "41", "NUMBER", UNSURE),
+    ("number-and-aside", SIX_SEVEN, "42 (or 41)", "41", "NUMBER", UNSURE),
+    ("marked-number-and-aside", SIX_SEVEN, "The answer is 42 (or 41).", "42", "NUMBER", UNSURE),
+    ("boxed-then-but", SIX_SEVEN, "$\\boxed{42}$ (but 41 if rounding down)", "42", "NUMBER", UNSURE),
+    ("however-after-the-answer", SIX_SEVEN, "The answer is 42.\n\nHowever, it could be 41.", "42", "NUMBER", UNSURE),
+    ("conditional-answer", SIX_SEVEN, "The answer is 42 if x = 1, otherwise 41.", "42", "NUMBER", UNSURE),
+    ("hedged-numbers", "What is 4 x 8?", "I think it might be 42, though it could also be 32.", "32", "NUMBER", UNSURE),
+    ("text-taken-back", FRANCE, "The answer is Paris. Actually, it is Lyon.", "Paris", "TEXT", UNSURE),
+    ("text-just-kidding", FRANCE, "Paris. Just kidding, Lyon.", "Paris", "TEXT", UNSURE),
+    ("text-unless", FRANCE, "Paris, unless it is Lyon.", "Paris", "TEXT", UNSURE),
+    ("text-though-some-say", FRANCE, "Paris, though some say Lyon.", "Paris", "TEXT", UNSURE),
+    ("text-but-the-real", FRANCE, "Paris, but the real capital is Lyon.", "Paris", "TEXT", UNSURE),
+    ("choice-taken-back", RED, "The answer is A. Just kidding, B.", "A", "MULTIPLE_CHOICE", UNSURE),
+    ("expression-and-aside", SIMPLIFY, "\\boxed{4x} (or 2x)", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("struck-through-text", FRANCE, "The answer is ~~Paris~~ Lyon", "Paris", "TEXT", ZERO),
+    ("struck-through-number", SIX_SEVEN, "The answer is <s>42</s> 41", "42", "NUMBER", ZERO),
+    # Negated answers.
+    ("negated-answer", SIX_SEVEN, "The answer is not 42.", "42", "NUMBER", ZERO),
+    ("answer-isnt", SIX_SEVEN, "The answer isn't 42.", "42", "NUMBER", ZERO),
+    ("text-answer-isnt", FRANCE, "The answer isn't Paris.", "Paris", "TEXT", ZERO),
+    ("marked-wrong-after", SIX_SEVEN, "The answer is 42 (wrong)", "42", "NUMBER", UNSURE),
+    ("cross-mark-after", SIX_SEVEN, "The answer is 42 ❌", "42", "NUMBER", UNSURE),
+    ("not-equal-sign", SIX_SEVEN, "x ≠ 42", "42", "NUMBER", UNSURE),
+    ("not-the-case", PRIME, "It is not the case that the answer is yes.", "yes", "TEXT", UNSURE),
+    ("negated-expression", SIMPLIFY, "It is not $4x$.", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("other-expression-not-this", SIMPLIFY, "$2x$, not $4x$", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("expression-isnt", SIMPLIFY, "The answer isn't $4x$.", "4x", "MATH_EXPRESSIONS", UNSURE),
+    # Asked, not stated.
+    ("answer-as-a-question", SIX_SEVEN, "Is it 42?", "42", "NUMBER", UNSURE),
+    ("marked-with-question-mark", SIX_SEVEN, "The answer is 42?", "42", "NUMBER", UNSURE),
+    ("trailing-dots-question", SIX_SEVEN, "The answer is 42...?", "42", "NUMBER", UNSURE),
+    ("text-question-mark", FRANCE, "Paris?", "Paris", "TEXT", UNSURE),
+    ("yes-question-mark", PRIME, "Yes?", "yes", "TEXT", UNSURE),
+    # Numbers: tolerance, signs, bounds, notation.
+    ("near-miss-integer", "What is 1000 x 1000?", "The answer is 999950.", "1000000", "NUMBER", ZERO),
+    ("near-miss-seconds", "How many seconds are in a day?", "There are 86399 seconds in a day.", "86400", "NUMBER", ZERO),
+    ("off-by-a-ten-thousandth", SIX_SEVEN, "The answer is 42.0001", "42", "NUMBER", ZERO),
+    ("near-miss-stated-decimal", "What is pi to two decimals?", "The answer is 3.1416", "3.14", "NUMBER", ZERO),
+    ("decimal-near-a-half", "What is 1/2?", "The answer is 0.50001", "1/2", "NUMBER", ZERO),
+    ("decimal-near-a-third", "What is 1/3?", "0.33", "1/3", "NUMBER", ZERO),
+    ("fraction-for-a-rounded-decimal", "What is 1/3 to three places?", "1/3", "0.333", "NUMBER", ZERO),
+    ("superscript-exponent", "What is 2 to the power 1?", "The answer is 2³.", "2", "NUMBER", ZERO),
+    ("subscript-index", SIX_SEVEN, "The answer is 4₂", "4", "NUMBER", UNSURE),
+    ("negative-of-the-answer", SIX_SEVEN, "The answer is -42.", "42", "NUMBER", ZERO),
+    ("minus-in-words", SIX_SEVEN, "The answer is minus 42.", "42", "NUMBER", ZERO),
+    ("unicode-minus", SIX_SEVEN, "The answer is \\boxed{−42}", "42", "NUMBER", ZERO),
+    ("both-signs", SIX_SEVEN, "±42", "42", "NUMBER", UNSURE),
+    ("both-signs-or", SIX_SEVEN, "42 or -42", "-42", "NUMBER", UNSURE),
+    ("lower-bound", SIX_SEVEN, "At least 42.", "42", "NUMBER", UNSURE),
+    ("or-more", SIX_SEVEN, "42 or more", "42", "NUMBER", UNSURE),
+    ("greater-or-equal", SIX_SEVEN, "The answer is ≥ 42", "42", "NUMBER", UNSURE),
+    ("and-a-half", SIX_SEVEN, "The answer is 42 and a half", "42", "NUMBER", UNSURE),
+    ("below-zero", SIX_SEVEN, "The answer is 42 degrees below zero", "42", "NUMBER", UNSURE),
+    ("false-equation", SIX_SEVEN, "Final answer: 41 = 42", "42", "NUMBER", UNSURE),
+    ("scaled-up", SIX_SEVEN, "The answer is 42 thousand", "42", "NUMBER", ZERO),
+    ("percent-of-a-fraction", "What fraction is red?", "The answer is 42", "0.42", "NUMBER", ZERO),
+    ("other-unit-of-time", "How many hours are in 3 days?", "3 days is 3 x 24 = 72 minutes.", "72", "NUMBER", UNSURE),
+    ("marked-other-unit", "How many hours are in 3 days?", "The answer is 72 minutes.", "72", "NUMBER", UNSURE),
+    ("empty-box", "What is 0 + 0?", "\\boxed{}", "0", "NUMBER", ZERO),
+    ("hedge-in-text-command", SIX_SEVEN, "\\text{The answer is } 41 \\text{ or } 42", "42", "NUMBER", ZERO),
+    # Free text mentioned, not committed to.
+    ("mentioned-then-corrected", "What is the capital of Australia?",
+     "Canberra is often named, but the real capital is Sydney.", "Canberra", "TEXT", UNSURE),
+    ("mentioned-not-claimed", FRANCE, "Paris is a city; the capital is Lyon.", "Paris", "TEXT", UNSURE),
+    ("homoglyph-text", FRANCE, "The answer is Pаris", "Paris", "TEXT", ZERO),
+    ("homoglyph-option", RED, "The answer is А", "A", "MULTIPLE_CHOICE", ZERO),
+    # Controls: answers the rules must still pay without the judge.
+    ("plain-number", SIX_SEVEN, "6 x 7 = 42.", "42", "NUMBER", PAID),
+    ("boxed-number", SIX_SEVEN, "So the answer is \\boxed{42}.", "42", "NUMBER", PAID),
+    ("same-box-twice", SIX_SEVEN, "\\boxed{42}, and checking again: \\boxed{42}", "42", "NUMBER", PAID),
+    ("same-answer-repeated", SIX_SEVEN, "Answer: 42\nAnswer: 42", "42", "NUMBER", PAID),
+    ("correction-to-the-answer", "What is 3 x 3?", "Many think 6, but the correct answer is 9.", "9", "NUMBER", PAID),
+    ("double-checked", SIX_SEVEN, "The answer is 42, but let me double-check: 6 x 7 = 42.", "42", "NUMBER", PAID),
+    ("explained-after", SIX_SEVEN, "Answer: 42\n\nExplanation: 6 x 7 = 42", "42", "NUMBER", PAID),
+    ("bold-steps-then-answer", SIX_SEVEN, "**Step 1:** multiply\n**Step 2:** check\n**42**", "42", "NUMBER", PAID),
+    ("restated-question", SIX_SEVEN, "Is the answer 42? Yes, it is 42.", "42", "NUMBER", PAID),
+    ("code-then-answer", SIX_SEVEN, "```python\nprint(6 * 7)\n```\nThe answer is 42.", "42", "NUMBER", PAID),
+    ("struck-old-answer", SIX_SEVEN, "The answer is ~~41~~ 42", "42", "NUMBER", PAID),
+    ("text-command-number", SIX_SEVEN, "\\boxed{\\text{42}}", "42", "NUMBER", PAID),
+    ("percent-for-a-fraction", "What share is red?", "The result is 50%.", "0.5", "NUMBER", PAID),
+    ("fraction-for-a-decimal", "What is 3 / 4?", "The answer is 3/4", "0.75", "NUMBER", PAID),
+    ("decimal-for-a-third", "What is 1/3?", "0.3333", "1/3", "NUMBER", PAID),
+    ("fine-reference-tolerance", "What is pi?", "The answer is 3.14159", "3.14159265", "NUMBER", PAID),
+    ("minus-for-a-negative", "What is 3 - 8?", "The temperature is minus 5.", "-5", "NUMBER", PAID),
+    ("superscript-value", "What is 2 cubed?", "The answer is 2³.", "8", "NUMBER", PAID),
+    ("same-unit", "How many hours are in 3 days?", "3 days is 72 hours.", "72", "NUMBER", PAID),
+    ("claimed-text", FRANCE, "The capital of France is Paris.", "Paris", "TEXT", PAID),
+    ("claimed-not-other", "What is the capital of Australia?", "It is Canberra, not Sydney.", "Canberra", "TEXT", PAID),
+    ("leading-text", FRANCE, "Paris, because it is the seat of government.", "Paris", "TEXT", PAID),
+    ("text-and-remark", FRANCE, "Paris, obviously.", "Paris", "TEXT", PAID),
+    ("text-in-text-command", FRANCE, "\\boxed{\\text{Paris}}", "Paris", "TEXT", PAID),
+    ("yes-and-why", PRIME, "Yes, 7 is prime.", "yes", "TEXT", PAID),
+    ("yes-and-no-as-a-word", PRIME, "Yes, because 7 has no divisors other than 1 and itself.", "yes", "TEXT", PAID),
+    ("one-option", RED, "The answer is (A).", "A", "MULTIPLE_CHOICE", PAID),
+    ("option-despite-another", RED, "Answer: B. Option A is wrong, but B is right.", "B", "MULTIPLE_CHOICE", PAID),
+    ("boxed-expression", SIMPLIFY, "$\\boxed{4x}$", "4x", "MATH_EXPRESSIONS", PAID),
 ]  # fmt: skip
 
 
@@ -71,16 +177,24 @@ def _ids(table):
     return [row[0] for row in table]
 
 
-@pytest.mark.parametrize(("shape", "prompt", "completion", "answer", "answer_type"), HACKS, ids=_ids(HACKS))
-def test_the_rule_pays_nothing_for_a_hack(shape, prompt, completion, answer, answer_type):
-    verdict = grade(prompt, completion, answer, answer_type)
-    assert verdict.reward == 0.0 and verdict.reason != "match", verdict.explanation
+def _outcome(verdict) -> str:
+    if verdict.reason == "match":
+        return PAID
+    return UNSURE if verdict.reason == "unsure" else ZERO
 
 
-@pytest.mark.parametrize(("shape", "prompt", "completion", "answer", "answer_type"), PROOFS, ids=_ids(PROOFS))
-def test_the_rule_still_pays_a_proven_answer(shape, prompt, completion, answer, answer_type):
+@pytest.mark.parametrize(
+    ("shape", "prompt", "completion", "answer", "answer_type", "expected"), SHAPES, ids=_ids(SHAPES)
+)
+def test_the_rule_reward_pays_only_with_proof(shape, prompt, completion, answer, answer_type, expected):
     verdict = grade(prompt, completion, answer, answer_type)
-    assert verdict.reward == 1.0 and verdict.reason == "match", verdict.explanation
+    assert (_outcome(verdict), verdict.reward) == (expected, 1.0 if expected == PAID else 0.0), (
+        verdict.explanation
+    )
+
+
+def test_every_shape_is_named_once():
+    assert len(set(_ids(SHAPES))) == len(SHAPES)
 
 
 class _RejectingJudge(JudgeRewardSystem):
@@ -96,7 +210,7 @@ class _DeadJudge(JudgeRewardSystem):
 
 
 def _items(table):
-    return [{"prompt": p, "completion": c, "answer": a, "answer_type": t} for _, p, c, a, t in table]
+    return [{"prompt": p, "completion": c, "answer": a, "answer_type": t} for _, p, c, a, t, _ in table]
 
 
 @pytest.fixture
@@ -104,25 +218,31 @@ def config(tmp_path):
     return {"cache_dir": str(tmp_path / "cache"), "model": "m", "strategy": "cascade", "max_retries": 0}
 
 
-def test_the_cascade_pays_no_hack_with_a_judge_that_rejects_everything(config):
+def test_the_cascade_pays_only_proven_answers_with_a_judge_that_rejects_everything(config):
     with _RejectingJudge(config) as judge:
-        results = judge.reward_batch(_items(HACKS))
-    paid = {shape: r for (shape, *_), r in zip(HACKS, results, strict=True) if r["reward"] != 0.0}
-    assert not paid, {shape: (r["source"], r["explanation"]) for shape, r in paid.items()}
+        results = judge.reward_batch(_items(SHAPES))
+    got = {shape: (r["source"], r["reward"]) for (shape, *_), r in zip(SHAPES, results, strict=True)}
+    paid = {shape: got[shape] for shape, *_, expected in SHAPES if expected == PAID}
+    assert paid == dict.fromkeys(paid, ("rule", 1.0))
+    unpaid = {
+        shape: got[shape] for shape, *_, expected in SHAPES if expected != PAID and got[shape][1] != 0.0
+    }
+    assert not unpaid
+    # "unsure" is the judge's: the cascade asks it (unless a pre-check decided first).
+    kept_by_rule = [
+        shape
+        for (shape, *_, expected), r in zip(SHAPES, results, strict=True)
+        if expected == UNSURE and r["source"] == "rule" and r["reason"] == "cascade"
+    ]
+    assert not kept_by_rule
 
 
-def test_the_cascade_still_decides_proven_answers_by_rule(config):
-    with _RejectingJudge(config) as judge:
-        results = judge.reward_batch(_items(PROOFS))
-    assert [(r["source"], r["reward"]) for r in results] == [("rule", 1.0)] * len(PROOFS)
-
-
-def test_the_fallback_pays_no_hack_when_the_judge_is_down(config):
+def test_the_fallback_pays_only_proven_answers_when_the_judge_is_down(config):
     with _DeadJudge({**config, "strategy": "judge", "circuit_breaker_threshold": 1000}) as judge:
-        results = judge.reward_batch(_items(HACKS))
+        results = judge.reward_batch(_items(SHAPES))
     assert {r["source"] for r in results} <= {"rule_fallback", "rule"}  # "rule": a pre-check decided
-    paid = {shape: r["explanation"] for (shape, *_), r in zip(HACKS, results, strict=True) if r["reward"] != 0.0}
-    assert not paid, paid
+    paid = {shape for (shape, *_), r in zip(SHAPES, results, strict=True) if r["reward"] != 0.0}
+    assert paid == {shape for shape, *_, expected in SHAPES if expected == PAID}
 
 
 def test_an_unsure_rule_pays_the_configured_unsure_reward_when_the_judge_is_down(config):
@@ -131,3 +251,60 @@ def test_an_unsure_rule_pays_the_configured_unsure_reward_when_the_judge_is_down
         result = judge.reward("Is 7 prime? Answer yes or no.", "Yes. No.", "yes", "TEXT")
     assert result["source"] == "rule_fallback" and result["reward"] == 0.25
     assert "says both 'yes' and 'no'" in result["explanation"]
+
+
+@pytest.mark.parametrize(
+    ("rel_tol", "completion", "reward"),
+    [(1e-4, "3.1416", 1.0), (1e-4, "3.1410", 0.0), (1e-3, "3.1410", 1.0)],
+    ids=["default-accepts-rounding", "default-rejects-a-near-miss", "looser-setting-accepts-it"],
+)
+def test_the_number_tolerance_is_the_rules_setting_for_fine_references(rel_tol, completion, reward):
+    verdict = grade("What is pi?", completion, "3.14159265", "NUMBER", RuleSettings(rel_tol=rel_tol))
+    assert verdict.reward == reward, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "completion"),
+    [
+        ("1000000", "999950"),
+        ("86400", "86399"),
+        ("0.5", "0.50001"),
+        ("1/2", "0.50001"),
+        ("1.5 million", "1500001"),
+    ],
+    ids=["integer", "integer-count", "coarse-decimal", "finite-fraction", "scaled-integer"],
+)
+def test_exact_references_ignore_even_a_loose_tolerance(answer, completion):
+    verdict = grade("q", completion, answer, "NUMBER", RuleSettings(rel_tol=0.01))
+    assert verdict.reward == 0.0, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "answer: 41 ",
+        "The answer is 41. ",
+        " or 41",
+        "~~4",
+        "**41** ",
+        "?",
+        "| a |\n",
+        "but ",
+        "≠ ",
+        "$x$ ",
+        "41\n",
+    ],
+)
+def test_the_proof_checks_take_linear_time_before_a_right_answer(unit):
+    """A right answer after a long run sends every proof check over the run (a hang detector)."""
+    run = unit * (200_000 // len(unit))
+    settings = RuleSettings(max_completion_chars=1_000_000)
+    started = time.monotonic()
+    for answer_type, answer, ending in (
+        ("NUMBER", "42", "The answer is 42."),
+        ("TEXT", "Paris", "The answer is Paris."),
+        ("MATH_EXPRESSIONS", "2x", "\\boxed{2x}"),
+        ("MULTIPLE_CHOICE", "A", "Answer: A"),
+    ):
+        assert grade("q", f"{run}\n{ending}", answer, answer_type, settings).reason
+    assert time.monotonic() - started < 30.0  # quadratic here would take minutes
