@@ -1,27 +1,35 @@
-PYTHON ?= python3
-export PYTHON
+# Every target runs in the project's own environment (.venv, made by scripts/setup.sh), never in
+# the Python that runs make. JUDGE_VLLM_VENV=path uses another folder.
+VENV ?= $(or $(JUDGE_VLLM_VENV),.venv)
+PYTHON := $(VENV)/bin/python
+export JUDGE_VLLM_VENV := $(VENV)
 
-.PHONY: setup test unit demo bench serve stop
+.PHONY: setup test unit demo bench serve stop lock
 
-setup:  ## install dependencies and prepare the embedded SmolLM2 judge
+$(PYTHON):  # the environment, made on first use
+	bash scripts/setup.sh
+
+setup:  ## create .venv and install judge-vllm, vLLM for this machine and the test tools; prepare the SmolLM2 judge
 	bash scripts/setup.sh
 
 test:  ## the whole test suite (unit + end-to-end against a real vLLM CPU judge)
 	bash scripts/test.sh
 
-unit:  ## the fast unit tier: no network, no model, no trainer runs (about a minute on 2 cores)
+unit: $(PYTHON)  ## the fast unit tier: no network, no model, no trainer runs (about a minute on 2 cores)
 	$(PYTHON) -m pytest -m "not e2e and not slow" -n 2 -q
 
 demo:  ## score the bundled sample with rule and judge, print the report (JUDGE=qwen2.5-coder-1.5b: a real judge)
 	JUDGE="$(JUDGE)" bash scripts/demo.sh
 
-bench:  ## benchmarks, written to docs/BENCHMARKS.md
-	bash scripts/setup.sh
+bench: $(PYTHON)  ## benchmarks, written to docs/BENCHMARKS.md
 	$(PYTHON) -m eval.bench
 
-serve:  ## start the CPU judge in the background on :8888
-	bash scripts/setup.sh
+serve: $(PYTHON)  ## start the CPU judge in the background on :8888
 	$(PYTHON) -m judge_vllm.cli serve --wait
 
-stop:
+stop: $(PYTHON)
 	$(PYTHON) -m judge_vllm.cli stop
+
+lock:  ## rewrite scripts/cpu-lock.txt from what .venv holds (after a dependency change)
+	{ head -2 scripts/cpu-lock.txt; $(PYTHON) -m pip freeze --exclude-editable | sed 's/+cpu$$//' | grep -v '^judge-vllm'; } > scripts/cpu-lock.txt.new
+	mv scripts/cpu-lock.txt.new scripts/cpu-lock.txt

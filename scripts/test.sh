@@ -3,7 +3,7 @@
 # that tests/conftest.py starts once. pytest's "no tests collected" (exit 5) is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
+PY="${JUDGE_VLLM_VENV:-.venv}/bin/python"
 bash scripts/setup.sh || exit 1
 "$PY" -m ruff check . || exit 1
 "$PY" -m mypy || exit 1
