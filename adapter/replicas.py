@@ -271,18 +271,21 @@ class ReplicaPool:
         self, pending: list[int], orders: dict[int, list[int]], tried: dict[int, set[int]]
     ) -> dict[int, int]:
         """Item -> replica, a group at a time: the group's first untried usable replica, unless that
-        would take it past the load bound; then the least-loaded untried usable one."""
-        usable = {i for i, r in enumerate(self.replicas) if r.usable} or {
-            i for i, r in enumerate(self.replicas) if r.breaker.state is not BreakerState.OPEN
-        }  # every live replica ejected: use them all rather than none
-        load = {i: self.replicas[i].inflight for i in usable}
+        would take it past the load bound; then the least-loaded untried usable one. An item
+        that no usable replica is left to try goes to an ejected one: an outlier judges better
+        than the rule fallback."""
+        live = {i for i, r in enumerate(self.replicas) if r.breaker.state is not BreakerState.OPEN}
+        usable = {i for i in live if self.replicas[i].usable} or live  # all ejected: use them all
+        load = {i: self.replicas[i].inflight for i in live}
         bound = math.ceil(LOAD_SLACK * (sum(load.values()) + len(pending)) / max(len(usable), 1))
         groups: dict[tuple[tuple[int, ...], frozenset[int]], list[int]] = {}
         for item in pending:  # items with the same order and the same tried replicas move together
             groups.setdefault((tuple(orders[item]), frozenset(tried[item])), []).append(item)
         plan: dict[int, int] = {}
         for (order, done), items in groups.items():
-            candidates = [r for r in order if r in usable and r not in done]
+            candidates = [r for r in order if r in usable and r not in done] or [
+                r for r in order if r in live and r not in done
+            ]
             if not candidates:
                 continue
             choice = candidates[0]

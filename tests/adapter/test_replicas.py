@@ -191,6 +191,22 @@ def test_a_slow_replica_is_ejected_and_the_rest_carry_the_load(replicas, tmp_pat
     assert {r["source"] for r in results} == {"judge"}
 
 
+def test_when_the_only_usable_replica_dies_its_items_go_to_the_ejected_one(tmp_path):
+    fast, slow = FakeJudgeServer().start(), FakeJudgeServer(FaultPlan(latency_s=0.4)).start()
+    try:
+        with _system([fast, slow], tmp_path, circuit_breaker_timeout=60) as rs:
+            for n in range(8):
+                rs.reward_batch(_groups(6, 1, tag=f"warm {n} "))
+            assert rs.get_metrics()["replicas"][slow.url]["ejected_for"].startswith("slow")
+            fast.stop()
+            results = rs.reward_batch(_groups(6, 2, tag="after "))
+            failovers = rs.get_metrics()["failovers"]
+    finally:
+        slow.stop()
+    assert {r["source"] for r in results} == {"judge"}  # judged by the slow replica, not the rule
+    assert failovers >= 12
+
+
 def test_a_replica_that_asks_to_retry_later_is_left_alone_until_then(replicas, tmp_path):
     replicas[0].set_plan(FaultPlan(script=["busy"] * 50, retry_after_s=30))
     with _system(replicas, tmp_path) as rs:
