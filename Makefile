@@ -25,10 +25,10 @@ bench: $(PYTHON)  ## benchmarks, written to docs/BENCHMARKS.md
 	$(PYTHON) -m eval.bench
 
 serve: $(PYTHON)  ## start the CPU judge in the background on :8888
-	$(PYTHON) -m judge_vllm.cli serve --wait
+	$(PYTHON) -m adapter.cli serve --wait
 
 stop: $(PYTHON)
-	$(PYTHON) -m judge_vllm.cli stop
+	$(PYTHON) -m adapter.cli stop
 
 lock:  ## rewrite scripts/cpu-lock.txt from what .venv holds (after a dependency change)
 	{ head -2 scripts/cpu-lock.txt; $(PYTHON) -m pip freeze --exclude-editable | sed 's/+cpu$$//' | grep -v '^judge-vllm'; } > scripts/cpu-lock.txt.new

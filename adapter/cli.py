@@ -1,4 +1,5 @@
-"""``judge-vllm``: the server-side commands of ``judge_vllm.cli`` plus the adapter's HTTP front ends.
+"""``judge-vllm`` (also ``python -m adapter.cli``): the server-side commands of ``judge_vllm.cli``,
+the adapter's HTTP front ends and ``config list|show`` (the bundled configs).
 
 ``api`` serves the judge server API (docs/http_api.md), ``openrlhf-rm`` an OpenRLHF remote
 reward model (``--reward.remote_url http://HOST:5000/get_reward``). Both need the ``api`` extra
@@ -14,11 +15,36 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from adapter.config import bundled_configs
 from judge_vllm import cli as server_cli
 
-__all__ = ["add_front_end_commands", "main"]
+__all__ = ["add_config_commands", "add_front_end_commands", "main"]
 
 DESCRIPTION = "Prepare a judge model, serve it with vLLM, talk to it, and serve rewards over HTTP."
+
+
+def add_config_commands(sub: server_cli.Subcommands) -> None:
+    """Add ``config list`` and ``config show NAME`` (the bundled example configs)."""
+    config = sub.add_parser("config", help="list or print the bundled reward configs")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    config_sub.add_parser("list", help="the bundled configs, one per line: name and path")
+    show = config_sub.add_parser("show", help="print one bundled config (copy it and edit)")
+    show.add_argument("name", help="a name from 'judge-vllm config list' (reward, trl, verl...)")
+    config.set_defaults(run=_config)
+
+
+def _config(args: argparse.Namespace, extra: list[str]) -> int:
+    configs = bundled_configs()
+    if args.config_command == "list":
+        for name, path in configs.items():
+            print(f"{name}\t{path}")
+        return 0
+    chosen = configs.get(Path(args.name).stem)
+    if chosen is None:
+        print(f"error: no bundled config {args.name!r}; bundled: {', '.join(configs)}", file=sys.stderr)
+        return 2
+    print(chosen.read_text(), end="")
+    return 0
 
 
 def add_front_end_commands(sub: server_cli.Subcommands) -> None:
@@ -82,7 +108,7 @@ def _openrlhf_rm(args: argparse.Namespace, extra: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``judge-vllm`` command."""
-    parser = server_cli.build_parser(add_front_end_commands, description=DESCRIPTION)
+    parser = server_cli.build_parser(add_front_end_commands, add_config_commands, description=DESCRIPTION)
     return server_cli.main(argv, parser)
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +35,15 @@ from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.settings import JudgeClientConfig, check_judge_url
 from judge_vllm.yaml_file import read_yaml_mapping
 
-__all__ = ["ENV_OVERRIDES", "ConfigLike", "RewardConfig", "interpolate_env", "load_reward_config"]
+__all__ = [
+    "ENV_OVERRIDES",
+    "ConfigLike",
+    "RewardConfig",
+    "bundled_config_dir",
+    "bundled_configs",
+    "interpolate_env",
+    "load_reward_config",
+]
 
 ENV_OVERRIDES = {
     "JUDGE_MODEL_URL": "judge_url",
@@ -278,3 +288,22 @@ def load_reward_config(path: str | Path) -> RewardConfig:
     """Load a reward YAML file (nested or flat), with ``${ENV}`` interpolation and env overrides."""
     raw = read_yaml_mapping(Path(path), "reward config")
     return _validate({**_unwrap(interpolate_env(raw)), **_env_overrides()})
+
+
+def bundled_config_dir() -> Path:
+    """The bundled example configs: ``configs/`` in a checkout (or an editable install), else
+    where the wheel installs them (``<prefix>/share/judge-vllm/configs``)."""
+    checkout = Path(__file__).resolve().parent.parent / "configs"
+    candidates = [checkout] + [
+        Path(root) / "share" / "judge-vllm" / "configs"
+        for root in dict.fromkeys([sysconfig.get_path("data"), sys.prefix, sysconfig.get_path("data", "posix_user")])
+    ]
+    for folder in candidates:
+        if (folder / "reward.yaml").is_file():
+            return folder
+    raise JudgeConfigError(f"the bundled configs are missing from this install (looked in {candidates})")
+
+
+def bundled_configs() -> dict[str, Path]:
+    """Name (file stem) -> path of each bundled config."""
+    return {path.stem: path for path in sorted(bundled_config_dir().glob("*.yaml"))}

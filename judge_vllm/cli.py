@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
 import logging
 import shlex
@@ -20,11 +21,12 @@ from pydantic import ValidationError
 from judge_vllm import launcher
 from judge_vllm.client import JudgeClient, api_root
 from judge_vllm.errors import JudgeError
+from judge_vllm.extras import missing_extra_message
 from judge_vllm.model_prep import DEFAULT_MODELS_DIR, EMBEDDED_MODELS, prepare_model
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.settings import JudgeClientConfig
 
-__all__ = ["Command", "Subcommands", "add_server_commands", "build_parser", "main"]
+__all__ = ["Command", "Subcommands", "add_server_commands", "build_parser", "main", "package_version"]
 
 Command = Callable[[argparse.Namespace, list[str]], int]
 """What a subcommand runs (its ``run`` default): parsed arguments and the unknown ones (``serve``'s)."""
@@ -94,11 +96,20 @@ def build_parser(
     """The ``judge-vllm`` parser: the server-side commands, then each extension's (``adapter.cli``)."""
     parser = argparse.ArgumentParser(prog="judge-vllm", description=description)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"judge-vllm {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     add_server_commands(sub)
     for add_commands in extensions:
         add_commands(sub)
     return parser
+
+
+def package_version() -> str:
+    """The installed judge-vllm version (``pyproject.toml``'s, through the package metadata)."""
+    try:
+        return importlib.metadata.version("judge-vllm")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
 
 
 def _model(args: argparse.Namespace, extra: list[str]) -> int:
@@ -127,11 +138,15 @@ def _serve(args: argparse.Namespace, extra: list[str]) -> int:
             return 130
     args.log_file.parent.mkdir(parents=True, exist_ok=True)
     args.pid_file.parent.mkdir(parents=True, exist_ok=True)
+    progress = launcher.StartupProgress(args.log_file)
     process = launcher.start(options, log_file=args.log_file)
     args.pid_file.write_text(str(process.pid))
     url = f"http://{args.host}:{args.port}"
+    print(f"serve: waiting for {url}/health (log {args.log_file})", file=sys.stderr)
     try:
-        waited = launcher.wait_healthy(url, args.wait_timeout, process)
+        waited = launcher.wait_healthy(
+            url, args.wait_timeout, process, progress, lambda line: print(f"serve: {line}", file=sys.stderr)
+        )
     except JudgeError as err:
         launcher.stop(process.pid)
         print(f"judge server failed to start: {err}; see {args.log_file}", file=sys.stderr)
@@ -195,6 +210,12 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
     )
     try:
         return args.run(args, extra)
+    except ModuleNotFoundError as err:
+        message = missing_extra_message(err)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 2
     except JudgeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -204,5 +225,6 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
         return 2
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # one command line: the judge-vllm script, or python -m adapter.cli
+    print("judge_vllm.cli holds the server-side commands; run them as judge-vllm or python -m adapter.cli", file=sys.stderr)
+    sys.exit(2)

@@ -14,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -23,6 +24,7 @@ from judge_vllm.errors import JudgeConfigError, JudgeTimeoutError, JudgeUnavaila
 
 __all__ = [
     "ServeOptions",
+    "StartupProgress",
     "build_command",
     "server_env",
     "start",
@@ -161,9 +163,58 @@ def start(options: ServeOptions, log_file: Path | None = None) -> subprocess.Pop
             out.close()
 
 
-def wait_healthy(url: str, timeout_s: float, process: subprocess.Popen[bytes] | None = None) -> float:
-    """Poll ``url/health`` until it answers 200; return the seconds waited."""
-    started = time.monotonic()
+class StartupProgress:
+    """The start-up phase a vLLM server log has reached, read as the log grows."""
+
+    def __init__(self, log_file: Path) -> None:
+        self.log_file = log_file
+        self._offset = log_file.stat().st_size if log_file.exists() else 0  # this start's lines only
+        self.phase = STARTUP_PHASES[0][0]
+
+    def advance(self) -> str | None:
+        """The new phase, if the lines written since the last call reached one."""
+        if not self.log_file.exists():
+            return None
+        with self.log_file.open("rb") as log:
+            log.seek(self._offset)
+            text = log.read().decode(errors="replace")
+        self._offset += len(text.encode(errors="replace"))
+        reached = None
+        for phase, markers in STARTUP_PHASES:
+            if any(m in text for m in markers) and STARTUP_ORDER[phase] > STARTUP_ORDER[self.phase]:
+                reached = phase
+        if reached:
+            self.phase = reached
+        return reached
+
+
+# The phases of a vLLM start, in order, each with the log lines (CPU or GPU build) that start it.
+STARTUP_PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("starting the server process", ()),
+    ("loading the model", ("Starting to load model",)),
+    ("model loaded", ("Loading weights took",)),
+    (
+        "compiling (the first start on a CPU: 2-3 minutes, cached afterwards)",
+        ("Warming up model for the compilation", "torch.compile"),
+    ),
+    ("allocating the KV cache", ("KV cache size",)),
+    ("engine ready; starting the HTTP server", ("init engine", "Starting vLLM")),
+)
+STARTUP_ORDER = {phase: i for i, (phase, _) in enumerate(STARTUP_PHASES)}
+PROGRESS_EVERY_S = 30.0
+
+
+def wait_healthy(
+    url: str,
+    timeout_s: float,
+    process: subprocess.Popen[bytes] | None = None,
+    progress: StartupProgress | None = None,
+    report: Callable[[str], None] | None = None,
+) -> float:
+    """Poll ``url/health`` until it answers 200; return the seconds waited. With ``progress``
+    and ``report``, each phase the server log reaches is reported, and the current one every
+    ``PROGRESS_EVERY_S`` seconds."""
+    started = last_report = time.monotonic()
     while True:
         if process is not None and process.poll() is not None:
             raise JudgeUnavailableError(f"judge server exited with code {process.returncode} before ready")
@@ -172,8 +223,14 @@ def wait_healthy(url: str, timeout_s: float, process: subprocess.Popen[bytes] | 
                 return time.monotonic() - started
         except httpx.HTTPError:
             pass
-        if time.monotonic() - started > timeout_s:
+        now = time.monotonic()
+        if now - started > timeout_s:
             raise JudgeTimeoutError(f"judge server at {url} not healthy after {timeout_s:.0f} s")
+        if progress is not None and report is not None:
+            phase = progress.advance()
+            if phase or now - last_report >= PROGRESS_EVERY_S:
+                report(f"{phase or progress.phase} ({now - started:.0f} s)")
+                last_report = now
         time.sleep(1.0)
 
 

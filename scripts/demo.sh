@@ -13,18 +13,18 @@ JUDGE=${JUDGE:-smollm2}
 OUT=${JUDGE_DEMO_OUT:-out/demo}
 
 bash scripts/setup.sh
-[ "$JUDGE" = smollm2 ] || "$PY" -m judge_vllm.cli model prepare "$JUDGE" >/dev/null
+[ "$JUDGE" = smollm2 ] || "$PY" -m adapter.cli model prepare "$JUDGE" >/dev/null
 
-served=$("$PY" -m judge_vllm.cli health --url "$URL" 2>/dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("model") or "")' || true)
+served=$("$PY" -m adapter.cli health --url "$URL" 2>/dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("model") or "")' || true)
 if [ "$served" = "$JUDGE" ]; then
   echo "demo: reusing the $JUDGE judge already running at $URL (left running)"
 elif [ -n "$served" ]; then
   echo "demo: $URL serves $served, not $JUDGE: stop it (judge-vllm stop) or set JUDGE_DEMO_PORT" >&2
   exit 2
 else
-  trap '"$PY" -m judge_vllm.cli stop' EXIT
+  trap '"$PY" -m adapter.cli stop' EXIT
   echo "demo: starting the vLLM CPU judge on $URL (the first start compiles for 2-3 minutes)"
-  "$PY" -m judge_vllm.cli serve --wait --port "$PORT" --model "$JUDGE"
+  "$PY" -m adapter.cli serve --wait --port "$PORT" --model "$JUDGE"
 fi
 
 JUDGE_MODEL_URL="$URL" "$PY" -m eval.cli \

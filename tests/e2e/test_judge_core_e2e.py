@@ -77,7 +77,7 @@ async def test_batch_and_single_paths_agree_in_fast_mode(judge_url):
 def test_cli_judge_prints_a_valid_verdict(judge_url, answer_type):
     prompt, completion, answer = CASES[answer_type]
     out = subprocess.run(
-        [sys.executable, "-m", "judge_vllm.cli", "judge", "--url", judge_url, "--prompt", prompt,
+        [sys.executable, "-m", "adapter.cli", "judge", "--url", judge_url, "--prompt", prompt,
          "--completion", completion, "--answer", answer, "--answer-type", answer_type],
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
@@ -87,7 +87,7 @@ def test_cli_judge_prints_a_valid_verdict(judge_url, answer_type):
 
 def test_cli_health(judge_url):
     out = subprocess.run(
-        [sys.executable, "-m", "judge_vllm.cli", "health", "--url", judge_url],
+        [sys.executable, "-m", "adapter.cli", "health", "--url", judge_url],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.returncode == 0 and json.loads(out.stdout)["model"] == "smollm2"

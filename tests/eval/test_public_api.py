@@ -17,7 +17,8 @@ def test_all_is_defined(name):
     assert missing == []
 
 
-def test_console_script_points_at_the_cli():
-    (script,) = importlib.metadata.entry_points(group="console_scripts", name="judge-eval")
-    assert script.value == "eval.cli:main"
+@pytest.mark.parametrize(("name", "target"), [("judge-eval", "judge_eval"), ("judge-bench", "judge_bench")])
+def test_console_scripts_point_at_their_entry_points(name, target):
+    (script,) = importlib.metadata.entry_points(group="console_scripts", name=name)
+    assert script.value == f"eval.entry_points:{target}"
     assert callable(script.load())

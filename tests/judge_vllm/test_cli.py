@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import subprocess
 import sys
 from pathlib import Path
@@ -35,15 +36,18 @@ def test_the_lower_layers_never_import_adapter_or_eval(package):
     assert {path: found for path, found in offenders.items() if found} == {}
 
 
-def test_the_module_runs_the_server_side_subset():
+def test_the_module_points_at_the_one_command_line():
     reply = subprocess.run(
-        [sys.executable, "-m", "judge_vllm.cli", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
+        [sys.executable, "-m", "judge_vllm.cli", "--help"], capture_output=True, text=True, cwd=REPO
     )
-    assert "{" + ",".join(SERVER_COMMANDS) + "}" in reply.stdout
+    assert reply.returncode == 2 and "python -m adapter.cli" in reply.stderr and not reply.stdout
+
+
+def test_version_is_the_package_version(capsys):
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"judge-vllm {importlib.metadata.version('judge-vllm')}"
 
 
 def test_every_subcommand_says_what_it_runs_and_extensions_come_after():

