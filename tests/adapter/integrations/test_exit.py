@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
+SLOW_STEP = re.compile(r"Executing <.*> took \d+\.\d+ seconds")
 
 SCRIPTS = {
     "verl": (
@@ -33,4 +35,6 @@ def test_a_process_that_used_the_integration_exits_without_warnings(fake_judge, 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1.0"
-    assert done.stderr == "", done.stderr  # no "Task was destroyed", no ResourceWarning, nothing
+    # -X dev also reports loop steps slower than 0.1 s: timing on a busy machine, not a warning
+    warnings = [line for line in done.stderr.splitlines() if not SLOW_STEP.fullmatch(line)]
+    assert warnings == [], done.stderr  # no "Task was destroyed", no ResourceWarning, nothing
