@@ -6,9 +6,9 @@ result = reward_system.reward(prompt, completion, answer, answer_type="NUMBER")
 """
 
 from adapter.config import RewardConfig, load_reward_config
+from adapter.ensemble import MultiJudge
 from adapter.factory import create_judge_reward
-from adapter.multi import MultiJudge
-from adapter.result import RewardResult
+from adapter.pipeline.result import RewardResult
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from adapter.rules import RuleRewardSystem
 

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from adapter.calibration import ConfidenceCalibration
+from adapter.pipeline.calibration import ConfidenceCalibration
 from adapter.rules import RuleSettings
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.reasoning import ReasoningDelimiters
@@ -118,7 +118,7 @@ class RewardConfig(JudgeClientConfig):
         description='this system\'s series on the endpoint: reward="<name>" (-2, -3... when taken)',
     )
     tracing: bool = Field(default=False, description="an OpenTelemetry span per judge call, when installed")
-    # The judgment log (adapter/judgment_log.py): at most max_bytes x (backups + 1) on disk.
+    # The judgment log (adapter/observability/judgment_log.py): at most max_bytes x (backups + 1) on disk.
     judgment_log_path: Path | None = Field(
         default=None, description="JSONL audit log of sampled rewards ({pid}: the process id); None = off"
     )

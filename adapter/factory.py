@@ -4,8 +4,8 @@ that escalates its unsure rewards to a second one)."""
 from __future__ import annotations
 
 from adapter.config import ConfigLike, RewardConfig
+from adapter.ensemble import MultiJudge
 from adapter.escalation import EscalatingJudge
-from adapter.multi import MultiJudge
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 
 __all__ = ["create_judge_reward"]

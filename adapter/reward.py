@@ -29,25 +29,25 @@ import time
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from adapter.breaker import BreakerState, CircuitBreaker
-from adapter.cache import VerdictCache
-from adapter.cache_key import cache_key
-from adapter.canary import CanaryStats
-from adapter.cascade import rule_first
+from adapter.cache.keys import cache_key
+from adapter.cache.verdict_cache import VerdictCache
 from adapter.config import ConfigLike, RewardConfig
-from adapter.dispatch import JudgeDispatcher, as_verdict
-from adapter.fallback import RuleFallback
-from adapter.forking import reset_after_fork
-from adapter.graded import graded_request
-from adapter.inputs import InvalidInput, RewardItem, batch_items, build_request, request_from_item
-from adapter.judgment_log import JudgmentLog
-from adapter.loop import LoopThread
-from adapter.metrics import RewardMetrics
-from adapter.metrics_endpoint import serve_metrics
-from adapter.outcomes import RewardOutcomes
-from adapter.prechecks import PrecheckVerdict, precheck, verdict_strings
-from adapter.replicas import ReplicaPool
-from adapter.result import RewardResult
+from adapter.dispatch.breaker import BreakerState, CircuitBreaker
+from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
+from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.dispatch.loop_thread import LoopThread
+from adapter.dispatch.replicas import ReplicaPool
+from adapter.observability.canary import CanaryStats
+from adapter.observability.judgment_log import JudgmentLog
+from adapter.observability.metrics import RewardMetrics
+from adapter.observability.metrics_endpoint import serve_metrics
+from adapter.pipeline.cascade import rule_first
+from adapter.pipeline.fallback import RuleFallback
+from adapter.pipeline.finish import RewardOutcomes
+from adapter.pipeline.graded_text import graded_request
+from adapter.pipeline.inputs import InvalidInput, RewardItem, batch_items, build_request, request_from_item
+from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
+from adapter.pipeline.result import RewardResult
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeError, JudgeTimeoutError
 from judge_vllm.schemas import JudgeRequest, Verdict

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from adapter import JudgeRewardSystem
-from adapter.metrics import percentile
+from adapter.observability.metrics import percentile
 from judge_vllm import launcher
 
 __all__ = ["prefix_cache_affinity", "replica_scaling", "slow_replica", "write_section"]
@@ -228,7 +228,7 @@ def section(
             "",
             "3 fake replicas answering after 50 ms (8 at once); then the same with one answering after 1 s, "
             "alive but slow. 20 GRPO steps of 4 groups x 8 after 10 warm-up steps; the slow replica is "
-            "ejected once its median is 3x its peers' (adapter/replicas.py).",
+            "ejected once its median is 3x its peers' (adapter/dispatch/replicas.py).",
             "",
             "| replicas | reward latency p50 | p95 |",
             "|---|---|---|",

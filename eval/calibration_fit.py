@@ -5,7 +5,7 @@ decided is mapped to P(correct) by isotonic regression (the default: monotone, n
 assumed) or Platt scaling (a logistic curve on the score's log-odds: smoother, for few rows).
 One curve for every answer type (``"*"``), plus one per answer type with at least
 ``MIN_ROWS_PER_TYPE`` rows of both labels. The reward config takes the file as
-``calibration_file`` (``adapter.calibration``).
+``calibration_file`` (``adapter.pipeline.calibration``).
 
 The effect is measured by k-fold cross-validation: each fold's rows are scored by curves fitted
 on the other folds, so no figure comes from the rows its curve was fitted on. ``before`` is the
@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy.optimize import isotonic_regression, minimize
 
-from adapter.calibration import ANY_ANSWER_TYPE, CalibrationCurve, CalibrationFile, logit
+from adapter.pipeline.calibration import ANY_ANSWER_TYPE, CalibrationCurve, CalibrationFile, logit
 from eval.coverage import JUDGE_DECIDED
 from eval.intervals import Array, accuracy, false_positive_rate
 from eval.metrics import THRESHOLD

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from adapter.conversations import message_text, prompt_text
+from adapter.pipeline.conversations import message_text, prompt_text
 from eval.data_files import DataFileError, RecordError, read_records
 from judge_vllm.schemas import coerce_text, normalise_answer_type
 

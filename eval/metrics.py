@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import rankdata
 
-from adapter.metrics import percentile
+from adapter.observability.metrics import percentile
 from eval.scoring import ScoredRow
 
 __all__ = [

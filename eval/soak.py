@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from adapter import JudgeRewardSystem
-from adapter.metrics import percentile
+from adapter.observability.metrics import percentile
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
 __all__ = ["SoakReport", "run_soak"]

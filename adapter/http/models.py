@@ -18,7 +18,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from adapter.result import Source
+from adapter.pipeline.result import Source
 from judge_vllm.schemas import JudgeRequest
 
 __all__ = [

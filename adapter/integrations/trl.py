@@ -26,9 +26,9 @@ from importlib import metadata
 from typing import Any, ClassVar
 
 from adapter.config import ConfigLike, RewardConfig
-from adapter.conversations import message_text, prompt_text
+from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.factory import create_judge_reward
-from adapter.forking import reset_after_fork
+from adapter.pipeline.conversations import message_text, prompt_text
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
 

@@ -3,7 +3,7 @@
 Generative judges reward "master key" completions (":", ".", "Let's solve this problem step by
 step.") (arXiv 2507.08794), and a list of candidates rewards the policy for hedging. The rule
 reward gates NUMBER, MATH_EXPRESSIONS and MULTIPLE_CHOICE on these checks; the judge's pre-checks
-(``adapter.prechecks``) run them too, around their own defences. Each check is a pure function of
+(``adapter.pipeline.prechecks``) run them too, around their own defences. Each check is a pure function of
 the texts, linear in their length, and expects the completion folded by
 ``adapter.rules.lookalikes.fold_lookalikes`` (so that "Ｌｅｔ'ｓ ｔｈｉｎｋ" is an opener too).
 """

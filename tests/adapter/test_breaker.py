@@ -1,6 +1,6 @@
 import logging
 
-from adapter.breaker import BreakerState, CircuitBreaker
+from adapter.dispatch.breaker import BreakerState, CircuitBreaker
 
 
 class Clock:

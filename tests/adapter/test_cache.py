@@ -16,10 +16,10 @@ import weakref
 import diskcache
 import pytest
 
-import adapter.cache
-import adapter.cache_store
-from adapter.cache import VerdictCache
-from adapter.cache_key import _settings_digest, cache_key
+import adapter.cache.store
+import adapter.cache.verdict_cache
+from adapter.cache.keys import _settings_digest, cache_key
+from adapter.cache.verdict_cache import VerdictCache
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.settings import JudgeClientConfig
 
@@ -200,7 +200,7 @@ def _warnings(caplog):
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name.startswith("adapter.cache") and r.levelno >= logging.WARNING
+        if r.name.startswith("adapter.cache.") and r.levelno >= logging.WARNING
     ]
 
 
@@ -458,7 +458,7 @@ def _hold_write_lock(directory):
 
 
 def test_close_returns_promptly_when_another_process_holds_the_lock(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(adapter.cache_store, "SQLITE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(adapter.cache.store, "SQLITE_TIMEOUT_S", 0.2)
     cache = VerdictCache(tmp_path / "c", 100)
     holder = _hold_write_lock(tmp_path / "c")
     cache.set("k", Verdict(score=0.5))
@@ -471,8 +471,8 @@ def test_close_returns_promptly_when_another_process_holds_the_lock(tmp_path, ca
 
 
 def test_close_stops_waiting_for_a_stuck_writer(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(adapter.cache_store, "SQLITE_TIMEOUT_S", 3.0)
-    monkeypatch.setattr(adapter.cache, "CLOSE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(adapter.cache.store, "SQLITE_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(adapter.cache.verdict_cache, "CLOSE_TIMEOUT_S", 0.2)
     cache = VerdictCache(tmp_path / "c", 100)
     holder = _hold_write_lock(tmp_path / "c")
     cache.set("k", Verdict(score=0.5))

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from adapter import JudgeRewardSystem
-from adapter.calibration import CalibrationCurve, CalibrationFile, load_calibration_file
+from adapter.pipeline.calibration import CalibrationCurve, CalibrationFile, load_calibration_file
 from judge_vllm.errors import JudgeConfigError
 
 STEP = CalibrationCurve(method="isotonic", rows=40, threshold=0.5, knots=[(0.2, 0.1), (0.8, 0.7)])

@@ -6,8 +6,8 @@ Two loopback fake judges; the fake pays 1 when the reference appears in the resp
 import pytest
 
 from adapter import create_judge_reward
-from adapter.calibration import CalibrationCurve, CalibrationFile
 from adapter.escalation import EscalatingJudge
+from adapter.pipeline.calibration import CalibrationCurve, CalibrationFile
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 

@@ -18,11 +18,12 @@ from pathlib import Path
 import pydantic_core
 import pytest
 
-from adapter import JudgeRewardSystem, RewardConfig, judgment_log
-from adapter.judgment_log import JudgmentLog, cut_text, sampled
-from adapter.judgment_writer import RotatingFile, line_chunks, open_writer, release_writer
-from adapter.multi import MultiJudge
-from adapter.result import RewardResult
+from adapter import JudgeRewardSystem, RewardConfig
+from adapter.ensemble import MultiJudge
+from adapter.observability import judgment_log
+from adapter.observability.judgment_log import JudgmentLog, cut_text, sampled
+from adapter.observability.judgment_writer import RotatingFile, line_chunks, open_writer, release_writer
+from adapter.pipeline.result import RewardResult
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.testing.fake_server import FakeJudgeServer
 
@@ -306,8 +307,8 @@ def test_close_writes_everything_queued(tmp_path):
 def test_a_process_that_never_closes_still_writes_its_last_lines(tmp_path):
     path = tmp_path / "j.jsonl"
     script = (
-        "from adapter.config import RewardConfig; from adapter.judgment_log import JudgmentLog; "
-        "from adapter.result import RewardResult; "
+        "from adapter.config import RewardConfig; from adapter.observability.judgment_log import JudgmentLog; "
+        "from adapter.pipeline.result import RewardResult; "
         f"log = JudgmentLog(RewardConfig(judgment_log_path={str(path)!r}), lambda: None)\n"
         "for i in range(500): log.record(RewardResult(reward=1.0, source='rule', request_id=f'x{i}'), None)"
     )
@@ -443,7 +444,7 @@ def _lines_of(sink: BlockedSink) -> list[dict]:
 
 
 def test_close_counts_the_lines_a_stuck_disk_never_got(monkeypatch, tmp_path):
-    from adapter import judgment_writer
+    from adapter.observability import judgment_writer
 
     monkeypatch.setattr(judgment_writer, "CLOSE_TIMEOUT_S", 0.2)
     sink = BlockedSink()

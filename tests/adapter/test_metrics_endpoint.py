@@ -10,7 +10,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-import adapter.metrics_endpoint
+import adapter.observability.metrics_endpoint
 from adapter import JudgeRewardSystem, create_judge_reward
 from judge_vllm.errors import JudgeConfigError
 
@@ -180,5 +180,5 @@ def test_a_forked_child_leaves_the_parents_endpoint_alone(fake_judge, tmp_path):
 
 
 def test_all_names_what_the_module_defines():
-    module = adapter.metrics_endpoint
+    module = adapter.observability.metrics_endpoint
     assert [name for name in module.__all__ if not hasattr(module, name)] == []

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from adapter.prechecks import precheck
+from adapter.pipeline.prechecks import precheck
 
 
 @pytest.mark.parametrize(
@@ -139,7 +139,7 @@ def test_a_spoof_at_either_end_of_a_huge_completion_is_seen():
 
 # -- a judge's own verdict strings, for every profile ------------------------------------------
 
-from adapter.prechecks import verdict_strings  # noqa: E402
+from adapter.pipeline.prechecks import verdict_strings  # noqa: E402
 from judge_vllm.profiles import builtin_profile_names, load_profile  # noqa: E402
 
 # Each built-in profile's verdict, as its judge writes it: a completion that is only this (or

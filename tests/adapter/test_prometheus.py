@@ -8,9 +8,14 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-import adapter.prometheus
-from adapter.prometheus import REWARD_SERIES, LabelledRewardCollector, RewardCollector, RewardSeries
-from adapter.reward_distribution import RewardDistribution
+import adapter.observability.prometheus_series
+from adapter.observability.prometheus_series import (
+    REWARD_SERIES,
+    LabelledRewardCollector,
+    RewardCollector,
+    RewardSeries,
+)
+from adapter.observability.reward_distribution import RewardDistribution
 
 
 def _distribution(*rewards: tuple[str, str | None, float | None]) -> dict[str, Any]:
@@ -234,4 +239,4 @@ def test_registries_are_per_server_and_refuse_a_second_collector_of_the_same_nam
 
 
 def test_all_names_what_the_module_defines():
-    assert [name for name in adapter.prometheus.__all__ if not hasattr(adapter.prometheus, name)] == []
+    assert [name for name in adapter.observability.prometheus_series.__all__ if not hasattr(adapter.observability.prometheus_series, name)] == []

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from adapter import JudgeRewardSystem, RewardConfig
-from adapter.replicas import affinity_order
+from adapter.dispatch.replicas import affinity_order
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 

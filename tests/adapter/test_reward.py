@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from adapter import JudgeRewardSystem, RewardResult, create_judge_reward
-from adapter.multi import MultiJudge, aggregate_scores
+from adapter.ensemble import MultiJudge, aggregate_scores
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 

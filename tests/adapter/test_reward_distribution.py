@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import adapter.reward_distribution
+import adapter.observability.reward_distribution
 from adapter import JudgeRewardSystem
-from adapter.reward_distribution import (
+from adapter.observability.reward_distribution import (
     ANSWER_TYPE_LABELS,
     REWARD_BUCKETS,
     RewardDistribution,
@@ -111,5 +111,5 @@ def test_canary_rate_sits_next_to_the_distribution(fake_judge, tmp_path):
 
 
 def test_all_names_what_the_module_defines():
-    module = adapter.reward_distribution
+    module = adapter.observability.reward_distribution
     assert [name for name in module.__all__ if not hasattr(module, name)] == []

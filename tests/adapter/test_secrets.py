@@ -84,7 +84,7 @@ def test_a_dead_judge_with_credentials_errors_without_them(tmp_path, caplog):
 def test_replica_urls_in_metrics_and_prometheus_hide_credentials(tmp_path):
     from prometheus_client import CollectorRegistry, generate_latest
 
-    from adapter.prometheus import RewardCollector
+    from adapter.observability.prometheus_series import RewardCollector
 
     with FakeJudgeServer() as a, FakeJudgeServer() as b:
         config = {"judge_replicas": [_userinfo_url(a), _userinfo_url(b)], "cache_dir": str(tmp_path / "c")}

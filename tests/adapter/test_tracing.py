@@ -13,9 +13,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-import adapter.tracing
+import adapter.observability.tracing
 from adapter import JudgeRewardSystem
-from adapter.tracing import SPAN_NAME
+from adapter.observability.tracing import SPAN_NAME
 from judge_vllm.testing.fake_server import FaultPlan
 
 _EXPORTER = InMemorySpanExporter()
@@ -92,4 +92,4 @@ def test_on_without_opentelemetry_warns_and_rewards_go_on(fake_judge, tmp_path, 
 
 
 def test_all_names_what_the_module_defines():
-    assert [name for name in adapter.tracing.__all__ if not hasattr(adapter.tracing, name)] == []
+    assert [name for name in adapter.observability.tracing.__all__ if not hasattr(adapter.observability.tracing, name)] == []

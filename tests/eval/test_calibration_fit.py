@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from adapter.calibration import CalibrationFile
+from adapter.pipeline.calibration import CalibrationFile
 from eval import calibration_fit
 from eval.calibration_fit import MIN_ROWS_PER_TYPE, CalibrationError, fit_calibration, fit_curve
 from eval.cli import main

@@ -3,11 +3,11 @@
 import ast
 from pathlib import Path
 
-import adapter.prechecks
+import adapter.pipeline.prechecks
 import adapter.rules
 
 PACKAGE = Path(adapter.rules.__file__).parent
-PRECHECKS = Path(adapter.prechecks.__file__)
+PRECHECKS = Path(adapter.pipeline.prechecks.__file__)
 
 
 def _module(path: Path) -> str:
@@ -27,7 +27,7 @@ def _imports(path: Path) -> set[str]:
 
 def _graph() -> dict[str, set[str]]:
     modules = {_module(path): path for path in PACKAGE.glob("*.py")}
-    modules["adapter.prechecks"] = PRECHECKS
+    modules["adapter.pipeline.prechecks"] = PRECHECKS
     return {name: (_imports(path) & set(modules)) - {name} for name, path in modules.items()}
 
 

@@ -25,12 +25,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapter.batching import MicroBatcher, Outcome
-from adapter.breaker import BreakerState, CircuitBreaker
 from adapter.config import RewardConfig
-from adapter.metrics import RewardMetrics
-from adapter.replicas import ReplicaPool
-from adapter.tracing import JudgeCallTracer
+from adapter.dispatch.batching import MicroBatcher, Outcome
+from adapter.dispatch.breaker import BreakerState, CircuitBreaker
+from adapter.dispatch.replicas import ReplicaPool
+from adapter.observability.metrics import RewardMetrics
+from adapter.observability.tracing import JudgeCallTracer
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (
     CircuitOpenError,

@@ -36,9 +36,15 @@ from typing import Any, NamedTuple
 import pydantic_core
 
 from adapter.config import RewardConfig
-from adapter.forking import reset_after_fork
-from adapter.judgment_writer import JudgmentWriter, LineSink, RotatingFile, open_writer, release_writer
-from adapter.result import RewardResult
+from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.observability.judgment_writer import (
+    JudgmentWriter,
+    LineSink,
+    RotatingFile,
+    open_writer,
+    release_writer,
+)
+from adapter.pipeline.result import RewardResult
 from judge_vllm.redaction import scrub
 from judge_vllm.schemas import JudgeRequest
 

@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from adapter.calibration import CalibrationFile, calibrate, load_calibration_file
 from adapter.config import RewardConfig
-from adapter.inputs import InvalidInput
-from adapter.judgment_log import JudgmentLog
-from adapter.metrics import RewardMetrics
-from adapter.result import RewardResult, Source
+from adapter.observability.judgment_log import JudgmentLog
+from adapter.observability.metrics import RewardMetrics
+from adapter.pipeline.calibration import CalibrationFile, calibrate, load_calibration_file
+from adapter.pipeline.inputs import InvalidInput
+from adapter.pipeline.result import RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["RewardOutcomes"]

@@ -1,4 +1,4 @@
-"""The verdict cache: a bounded on-disk map from ``cache_key`` (adapter/cache_key.py) to verdict.
+"""The verdict cache: a bounded on-disk map from ``cache_key`` (adapter/cache/keys.py) to verdict.
 
 Only judge verdicts are stored, never fallbacks. The directory is created 0700; several processes may share it (diskcache uses
 SQLite with its own locking). Values are plain SQLite text, always inline (no compression,
@@ -15,7 +15,7 @@ the least recently stored entries beyond ``max_entries``.
 A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise; a failed
 read answers None, a failed write is dropped, both are counted (``errors``) and the first
 is logged at warning. Opening the store (a corrupt database moved aside, a directory that
-cannot hold a cache left as a working no-op) is adapter/cache_store.py. A forked child gets its own writer and SQLite connections.
+cannot hold a cache left as a working no-op) is adapter/cache/store.py. A forked child gets its own writer and SQLite connections.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import TypedDict
 
 import diskcache
 
-from adapter.cache_store import SQLITE_TIMEOUT_S, NoStore, open_store
+from adapter.cache.store import SQLITE_TIMEOUT_S, NoStore, open_store
 from judge_vllm.schemas import Verdict
 
 __all__ = ["CacheStats", "VerdictCache"]

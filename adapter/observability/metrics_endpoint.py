@@ -1,7 +1,7 @@
 """The in-process Prometheus endpoint: ``metrics_port`` in the reward config.
 
 TRL and verl run the judge reward inside the trainer process. With ``metrics_port`` set, the
-reward system serves the series of ``judge-vllm api``'s ``/metrics`` (``adapter.prometheus``)
+reward system serves the series of ``judge-vllm api``'s ``/metrics`` (``adapter.observability.prometheus_series``)
 from prometheus_client's small HTTP server on a daemon thread, at ``/metrics`` (the server
 answers any path with the same text).
 
@@ -30,8 +30,8 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry, start_http_server
 
 from adapter.config import RewardConfig
-from adapter.forking import reset_after_fork
-from adapter.prometheus import LabelledRewardCollector
+from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.observability.prometheus_series import LabelledRewardCollector
 
 __all__ = ["INSTANCE_LABEL", "MetricsEndpoint", "serve_metrics"]
 

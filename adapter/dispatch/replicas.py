@@ -37,8 +37,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from adapter.breaker import BreakerState, CircuitBreaker
-from adapter.metrics import percentile
+from adapter.dispatch.breaker import BreakerState, CircuitBreaker
+from adapter.observability.metrics import percentile
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeError, JudgeParseError, JudgeUnavailableError
 from judge_vllm.redaction import redact_url

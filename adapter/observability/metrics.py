@@ -6,8 +6,8 @@ import threading
 from collections import Counter, deque
 from typing import Any
 
-from adapter.forking import reset_after_fork
-from adapter.reward_distribution import RewardDistribution
+from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.observability.reward_distribution import RewardDistribution
 
 __all__ = ["RewardMetrics", "percentile"]
 

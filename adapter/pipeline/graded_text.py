@@ -13,7 +13,7 @@ reference, for a profile that needs one (``needs_answer``), is a defined reward 
 from __future__ import annotations
 
 from adapter.config import RewardConfig
-from adapter.prechecks import PrecheckVerdict
+from adapter.pipeline.prechecks import PrecheckVerdict
 from adapter.rules import extract_final_answer
 from judge_vllm.profiles import JudgeProfile
 from judge_vllm.reasoning import UnclosedReasoning, final_part

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
-from adapter.forking import reset_after_fork
+from adapter.dispatch.fork_safety import reset_after_fork
 
 __all__ = ["BreakerState", "CircuitBreaker"]
 

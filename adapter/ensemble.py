@@ -15,7 +15,7 @@ import statistics
 from typing import Any
 
 from adapter.config import ConfigLike, RewardConfig
-from adapter.result import JUDGE_DECIDED
+from adapter.pipeline.result import JUDGE_DECIDED
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.redaction import redact_url

@@ -15,8 +15,8 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 
-from adapter.forking import reset_after_fork
-from adapter.result import Source
+from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.pipeline.result import Source
 from adapter.rules import RuleSettings, grade
 from judge_vllm.errors import JudgeError
 from judge_vllm.schemas import JudgeRequest

@@ -2,7 +2,7 @@
 
 It needs only a ``get_metrics()``-shaped dict and prometheus_client (no web framework), so any
 server can expose the same series, the HTTP API's ``/metrics`` or the trainer-side endpoint
-(``adapter.metrics_endpoint``):
+(``adapter.observability.metrics_endpoint``):
 
     registry = CollectorRegistry()  # one per server, never prometheus_client's global REGISTRY
     registry.register(RewardCollector(reward_system.get_metrics))
@@ -225,7 +225,7 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         },
     ),
     RewardSeries("judge_replica_failovers", "counter", "Items moved to another judge replica.", "failovers"),
-    # What the rewards were (adapter/reward_distribution.py).
+    # What the rewards were (adapter/observability/reward_distribution.py).
     RewardSeries(
         "judge_reward_value",
         "histogram",
