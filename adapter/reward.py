@@ -48,8 +48,9 @@ from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import InvalidInput, RewardItem, batch_items, build_request, request_from_item
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
 from adapter.pipeline.result import RewardResult
+from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
-from judge_vllm.errors import JudgeError, JudgeTimeoutError
+from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeTimeoutError
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["BaseJudgeReward", "ConfigLike", "JudgeRewardSystem", "RewardItem"]
@@ -62,13 +63,24 @@ CASCADE_RULE_SHARE = 0.5
 # Extra seconds the sync facade waits for the loop thread before answering from its own thread.
 FACADE_GRACE_S = 1.0
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
+# Completions longer than this are pre-checked off the event loop (a 15 KB one takes ~3 ms).
+INLINE_PRECHECK_CHARS = 2_000
 CLOSE_GRACE_S = 10.0
 
 
 class BaseJudgeReward:
-    """The judge reward; subclass and override ``_request_judge`` for custom judge logic."""
+    """The judge reward. ``backend`` replaces the judge server with any ``JudgeBackend``
+    (judge_vllm/backend.py): everything else (pre-checks, cache, batching, breaker, fallback)
+    stays. ``_request_judge`` is the hook for judges built from other reward systems
+    (``MultiJudge``, ``EscalatingJudge``)."""
 
-    def __init__(self, config: ConfigLike = None) -> None:
+    def __init__(self, config: ConfigLike = None, *, backend: JudgeBackend | None = None) -> None:
+        if backend is not None and not isinstance(backend, JudgeBackend):
+            raise JudgeConfigError(
+                f"backend {type(backend).__name__} is not a JudgeBackend: subclass "
+                "judge_vllm.backend.JudgeBackend and write judge_many"
+            )
+        self._backend = backend
         self.config = RewardConfig.from_any(config)
         self.metrics = RewardMetrics()
         self.canary = CanaryStats(self.config.canary_alert_rate)
@@ -281,10 +293,15 @@ class BaseJudgeReward:
                 self._judging.discard(task)
 
     async def _score(self, built: JudgeRequest | InvalidInput, started: float) -> RewardResult:
-        """One reward on the loop thread (the cascade's rule grading runs in an executor)."""
-        request = self._ruled(built, started)
+        """One reward on the loop thread. Rule work that may take a while runs in an executor, so
+        the loop keeps sending batches meanwhile: the pre-checks of a long completion, and the
+        cascade's rule grading."""
+        loop = asyncio.get_running_loop()
+        if isinstance(built, JudgeRequest) and len(built.completion) > INLINE_PRECHECK_CHARS:
+            request = await loop.run_in_executor(None, self._ruled, built, started)
+        else:
+            request = self._ruled(built, started)
         if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
-            loop = asyncio.get_running_loop()
             request = await loop.run_in_executor(None, self._cascaded, request, started)
         if isinstance(request, RewardResult):
             return request
@@ -340,16 +357,16 @@ class BaseJudgeReward:
                     self._canary_task = asyncio.get_running_loop().create_task(self._canary_loop())
         return self._dispatcher
 
-    def _new_client(self) -> JudgeClient | ReplicaPool:
-        """One judge server's client, or the pool over ``judge_replicas``."""
+    def _new_client(self) -> JudgeBackend:
+        """The backend given, else one judge server's client, or the pool over ``judge_replicas``."""
+        if self._backend is not None:
+            return self._backend
         if not self.config.judge_replicas:
             return JudgeClient(self._client_config)
         threshold, pause = self.config.circuit_breaker_threshold, self.config.circuit_breaker_timeout
         return ReplicaPool(self._client_config, self.config.judge_replicas, threshold, pause)
 
-    async def _discovered_cache_key(
-        self, client: JudgeClient | ReplicaPool, request: JudgeRequest
-    ) -> str | None:
+    async def _discovered_cache_key(self, client: JudgeBackend, request: JudgeRequest) -> str | None:
         """The cache key once the served model is known (asked of the server once, bounded)."""
         if client.known_model is None:
             try:

@@ -53,6 +53,10 @@ CONTEXT_FIT_ROUNDS = 3
 CHOICE_MAX_TOKENS = 16
 MIN_ATTEMPT_S = 0.05
 HTTP_KEEPALIVE = 64
+# /tokenize and /detokenize calls in flight at once (fitting long prompts to the context): each
+# is small and fast, and unbounded they open a connection each, which httpcore's pool then
+# walks for every request (1,024 long prompts: every reward past a 10 s timeout).
+CONTEXT_FIT_CALLS = 16
 T = TypeVar("T")
 
 
@@ -94,6 +98,7 @@ class JudgeClient:
         self._batch_supported = self.config.use_batch_endpoint
         self._chat = self.profile.endpoint == "chat"
         self._setup_lock = asyncio.Lock()
+        self._context_fit_slots = asyncio.Semaphore(CONTEXT_FIT_CALLS)
 
     async def __aenter__(self) -> JudgeClient:
         return self
@@ -130,7 +135,9 @@ class JudgeClient:
         if not self._tokenize_supported:
             return None
         try:
-            reply = await self._post(self._root + "/tokenize", {"model": await self.model_name(), **body})
+            model = await self.model_name()
+            async with self._context_fit_slots:
+                reply = await self._post(self._root + "/tokenize", {"model": model, **body})
         except JudgeRequestError as err:
             logger.info("server has no usable /tokenize (%s): character budgets only", err)
             self._tokenize_supported = False
@@ -140,9 +147,9 @@ class JudgeClient:
         return data
 
     async def _detokenize(self, ids: list[int]) -> str:
-        reply = await self._post(
-            self._root + "/detokenize", {"model": await self.model_name(), "tokens": ids}
-        )
+        model = await self.model_name()
+        async with self._context_fit_slots:
+            reply = await self._post(self._root + "/detokenize", {"model": model, "tokens": ids})
         return reply.json()["prompt"]
 
     async def _label_token_ids(self) -> list[int] | None:

@@ -9,8 +9,9 @@ ever read or deleted.
 Writes are write-behind: ``set`` hands the verdict to one writer thread that stores what
 has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
 it lands, ``get`` answers from memory (a process reads its own writes at once). ``close``
-writes everything still queued. The bound is a count: each transaction ends by evicting
-the least recently stored entries beyond ``max_entries``.
+writes everything still queued. The queue is bounded (``MAX_PENDING_WRITES``): past it a
+verdict is not stored, and counted. The bound on disk is a count: each transaction ends by
+evicting the least recently stored entries beyond ``max_entries``.
 
 A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise; a failed
 read answers None, a failed write is dropped, both are counted (``errors``) and the first
@@ -42,6 +43,10 @@ logger = logging.getLogger(__name__)
 # How long ``close`` waits for the writer to store what is queued; past it, a stuck writer is
 # left to finish (or not) on its own. Two lock waits: the batch in progress and the last one.
 CLOSE_TIMEOUT_S = 2 * SQLITE_TIMEOUT_S
+
+# Verdicts waiting for the writer at most: past it (a disk slower than the judge, a stuck lock),
+# a new verdict is not stored (counted in ``errors``) rather than held in memory without end.
+MAX_PENDING_WRITES = 10_000
 
 # A writer job: store (key, text) or delete (key, None); None on the queue stops the writer.
 _Job = tuple[str, str | None]
@@ -104,6 +109,12 @@ class VerdictCache:
             text = verdict.model_dump_json()
         except ValueError as err:  # a lone surrogate in the explanation has no UTF-8 form
             self._record_failure("a verdict could not be written as JSON and was dropped", err)
+            return
+        if self._queue.qsize() >= MAX_PENDING_WRITES:
+            self._record_failure(
+                f"{MAX_PENDING_WRITES} verdicts are waiting for the disk; this one was not stored",
+                OSError("write-behind queue full"),
+            )
             return
         self._unwritten[key] = text
         self._queue.put((key, text))

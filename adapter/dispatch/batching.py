@@ -1,7 +1,7 @@
 """Micro-batching: gather requests for up to ``batch_timeout`` or ``max_batch_size``, then
 send them in one judge call, with at most ``max_concurrent`` calls in flight.
 
-The queue is bounded: ``submit`` raises ``QueueFullError`` instead of growing without
+The queue is bounded: ``submit`` answers ``QueueFullError`` instead of growing without
 limit. Requests whose caller gave up (timed out) are dropped before sending.
 """
 
@@ -11,16 +11,25 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from typing import NamedTuple
 
+from judge_vllm.backend import Outcome
 from judge_vllm.errors import JudgeError, JudgeUnavailableError, QueueFullError
-from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["MicroBatcher", "Outcome", "SendBatch"]
+__all__ = ["BatchResult", "MicroBatcher", "Outcome", "SendBatch"]
 
 logger = logging.getLogger(__name__)
 
-Outcome = Verdict | JudgeError
 SendBatch = Callable[[list[JudgeRequest]], Awaitable[list[Outcome]]]
+
+
+class BatchResult(NamedTuple):
+    """One request's outcome, and whether it is its batch call's own (``sent``: the call that
+    produced it reported to the circuit breaker) or the batcher's (queue full, closed)."""
+
+    outcome: Outcome
+    sent: bool
 
 
 class MicroBatcher:
@@ -38,7 +47,7 @@ class MicroBatcher:
         self._max_batch_size = max_batch_size
         self._batch_timeout_s = batch_timeout_s
         self._slots = asyncio.Semaphore(max_concurrent)
-        self._queue: asyncio.Queue[tuple[JudgeRequest, asyncio.Future[Outcome]]] = asyncio.Queue(
+        self._queue: asyncio.Queue[tuple[JudgeRequest, asyncio.Future[BatchResult]]] = asyncio.Queue(
             max_queue_size
         )
         self._tasks: set[asyncio.Task[None]] = set()
@@ -51,20 +60,21 @@ class MicroBatcher:
         """Requests waiting to be sent."""
         return self._queue.qsize()
 
-    async def submit(self, request: JudgeRequest) -> Outcome:
+    async def submit(self, request: JudgeRequest) -> BatchResult:
         """Queue one request and wait for its outcome (a verdict or that item's error)."""
         if self._closed:
-            return JudgeUnavailableError("the reward system was closed")
+            return BatchResult(JudgeUnavailableError("the reward system was closed"), sent=False)
         if self._collector is None:
             self._collector = asyncio.get_running_loop().create_task(self._collect())
-        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         try:
             self._queue.put_nowait((request, future))
         except asyncio.QueueFull:
-            raise QueueFullError(
+            full = QueueFullError(
                 "Request queue full: rewards are requested faster than the judge scores them; "
                 "raise max_queue_size or max_concurrent_requests, or reduce max_batch_size"
-            ) from None
+            )
+            return BatchResult(full, sent=False)
         return await future
 
     async def _collect(self) -> None:
@@ -91,10 +101,12 @@ class MicroBatcher:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _dispatch(self, batch: list[tuple[JudgeRequest, asyncio.Future[Outcome]]]) -> None:
+    async def _dispatch(self, batch: list[tuple[JudgeRequest, asyncio.Future[BatchResult]]]) -> None:
         self.inflight += len(batch)
+        sent = False
         try:
             outcomes: list[Outcome] = await self._send([r for r, _ in batch])
+            sent = True
         except JudgeError as err:
             outcomes = [err] * len(batch)
         except asyncio.CancelledError:
@@ -108,7 +120,7 @@ class MicroBatcher:
             self._slots.release()
             for (_, future), outcome in zip(batch, outcomes, strict=True):
                 if not future.done():
-                    future.set_result(outcome)
+                    future.set_result(BatchResult(outcome, sent))
 
     async def aclose(self) -> None:
         """Stop collecting; fail whatever is still queued or in flight, and what comes later."""
@@ -122,4 +134,4 @@ class MicroBatcher:
         while not self._queue.empty():
             _, future = self._queue.get_nowait()
             if not future.done():
-                future.set_result(JudgeUnavailableError("the reward system was closed"))
+                future.set_result(BatchResult(JudgeUnavailableError("the reward system was closed"), sent=False))

@@ -11,7 +11,9 @@ micro-batcher. Runs on the reward system's loop thread; never raises.
 The breaker learns from judge calls, not items: a batch reports its own fate once (a failure
 when it failed for every item, else a success), and an item that times out while its batch
 is still running adds nothing. A custom ``_request_judge`` is one call per item. What counts
-is read from the error itself (``server_fault``): a bad input or a full local queue never does.
+comes from typed results: the batcher's ``BatchResult`` says whether an outcome is its batch
+call's own (already reported), and the error's class whether it is the server's fault
+(``server_fault``): a bad input or a full local queue never is.
 """
 
 from __future__ import annotations
@@ -26,12 +28,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from adapter.config import RewardConfig
-from adapter.dispatch.batching import MicroBatcher, Outcome
+from adapter.dispatch.batching import BatchResult, MicroBatcher, Outcome
 from adapter.dispatch.breaker import BreakerState, CircuitBreaker
-from adapter.dispatch.replicas import ReplicaPool
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.tracing import JudgeCallTracer
-from judge_vllm.client import JudgeClient
+from judge_vllm.backend import JudgeBackend
 from judge_vllm.errors import (
     CircuitOpenError,
     JudgeError,
@@ -48,7 +49,6 @@ logger = logging.getLogger("JudgeReward")
 
 JudgeFn = Callable[[JudgeRequest], Any]
 StoreFn = Callable[[str, Verdict], None]
-_COUNTED = "_judge_breaker_counted"
 MIN_WAIT_S = 0.001
 
 
@@ -69,7 +69,7 @@ class JudgeDispatcher:
     def __init__(
         self,
         config: RewardConfig,
-        client: JudgeClient | ReplicaPool,
+        client: JudgeBackend,
         breaker: CircuitBreaker,
         metrics: RewardMetrics,
         judge: JudgeFn,
@@ -81,7 +81,8 @@ class JudgeDispatcher:
         self._judge = judge
         self._store = store
         self._inflight: dict[str, asyncio.Task[Outcome]] = {}
-        self._batched: set[int] = set()
+        # Requests handed to the batcher, by id: None while their batch runs, then its result.
+        self._batched: dict[int, BatchResult | None] = {}
         self._tracer = JudgeCallTracer(config.tracing, config.profile, client)
         self.batcher = MicroBatcher(
             self._send_batch,
@@ -113,11 +114,12 @@ class JudgeDispatcher:
 
     async def batched(self, request: JudgeRequest) -> Verdict:
         """The default judge: the request joins the next batch (raises its ``JudgeError``)."""
-        self._batched.add(id(request))
-        outcome = await self.batcher.submit(request)
-        if isinstance(outcome, JudgeError):
-            raise outcome
-        return outcome
+        self._batched[id(request)] = None
+        result = await self.batcher.submit(request)
+        self._batched[id(request)] = result
+        if isinstance(result.outcome, JudgeError):
+            raise result.outcome
+        return result.outcome
 
     async def aclose(self) -> None:
         """Fail what is queued or in flight (callers fall back), then close the connections."""
@@ -154,11 +156,13 @@ class JudgeDispatcher:
             logger.exception("_request_judge raised unexpectedly")
             outcome = JudgeUnavailableError(f"judge call failed: {type(err).__name__}: {err}")
         finally:
-            batched = id(request) in self._batched
-            self._batched.discard(id(request))
+            submitted = id(request) in self._batched
+            batch = self._batched.pop(id(request), None)
         if isinstance(outcome, JudgeError):
             self._metrics.record_error(type(outcome).__name__)
-            batch_pending = batched and isinstance(outcome, JudgeTimeoutError)
+            if batch is not None and batch.sent and batch.outcome is outcome:
+                return outcome  # its batch call told the breaker already
+            batch_pending = submitted and batch is None
             self._learn(outcome, batch_pending=batch_pending)
         else:
             self._breaker.record_success()
@@ -166,8 +170,6 @@ class JudgeDispatcher:
 
     def _learn(self, err: JudgeError, *, batch_pending: bool) -> None:
         """Tell the breaker what one failed ``_request_judge`` call says about the server."""
-        if getattr(err, _COUNTED, False):
-            return  # its batch call told the breaker already
         if isinstance(err, JudgeParseError | JudgeRequestError):
             self._breaker.record_success()  # the server answered
         elif not err.server_fault:
@@ -175,7 +177,6 @@ class JudgeDispatcher:
         elif batch_pending and self._breaker.state is not BreakerState.HALF_OPEN:
             self._breaker.record_neutral()  # its batch is still running and will report
         else:
-            setattr(err, _COUNTED, True)
             self._breaker.record_failure()
 
     async def _send_batch(self, requests: list[JudgeRequest]) -> list[Outcome]:
@@ -189,6 +190,9 @@ class JudgeDispatcher:
                 outcomes: list[Outcome] = await self.client.judge_many(requests)
             except JudgeError as err:
                 outcomes = [err] * len(requests)
+            if len(outcomes) != len(requests):  # a backend that broke its contract
+                broken = JudgeParseError(f"the judge backend gave {len(outcomes)} outcomes for {len(requests)} requests")
+                outcomes = [broken] * len(requests)
             errors = [o for o in outcomes if isinstance(o, JudgeError)]
             self._tracer.finish(span, len(requests), errors, (time.perf_counter() - started) * 1000)
         if errors and len(errors) == len(outcomes) and all(e.server_fault for e in errors):
@@ -198,8 +202,6 @@ class JudgeDispatcher:
         else:
             self._breaker.record_success()
             result = f"{len(outcomes) - len(errors)} ok, {len(errors)} failed"
-        for error in errors:
-            setattr(error, _COUNTED, True)
         self._log_call(requests, started, result)
         return outcomes
 

@@ -3,7 +3,9 @@
 With ``fallback_to_rule`` on (the default), the rule reward, tagged ``rule_fallback`` with
 the reason the judge failed (the error's own ``reason``: "Circuit breaker open", "Request
 queue full", "Timeout waiting for results", "Invalid judge output", ...); with it off, no
-reward (``reward: None``, source ``error``) for trainers that mask failed rows. Each
+reward (``reward: None``, source ``error``) for trainers that mask failed rows. A fallback
+that starts past the reward's timeout (many failing at once, queued behind each other) gets
+the rule's unsure reward without grading, so the batch still returns in time. Each
 fallback is logged at debug; the first of each reason, and every power of ten after it,
 at warning.
 """
@@ -59,6 +61,12 @@ class RuleFallback:
         if not self.enabled:
             return Fallback(None, "error", f"judge failed: {err}", err.reason, str(err))
         settings = self.settings
+        if time_left_s is not None and time_left_s <= 0:  # fallbacks queued behind each other
+            explanation = "past the reward's timeout, no time left to grade by rule: the unsure reward"
+            return Fallback(
+                settings.unsure_reward, "rule_fallback", f"rule fallback ({err.reason}): {explanation}",
+                err.reason, str(err),
+            )  # fmt: skip
         if time_left_s is not None and time_left_s < settings.math_timeout_s:
             settings = settings.model_copy(update={"math_timeout_s": max(time_left_s, MIN_RULE_TIME_S)})
         try:

@@ -68,11 +68,18 @@ def _judged_part(completion: str) -> str:
     return completion[:MAX_JUDGED_CHARS] + "\n" + completion[-MAX_JUDGED_CHARS:]
 
 
+# Words one of which every match of _SPOOF / _INJECTION holds (case-folded): a text with none of
+# them skips the pattern, a substring search in C instead of a regex scan (15 KB: 2.4 -> 0.1 ms).
+_SPOOF_WORDS = ("<|", "_of_turn>", "inst]", "sys>>", "system", "assistant", "grader", "judge")
+_INJECTION_WORDS = ("ignore", "grade", "grading", "evaluator", "judge", "score", "marks", "points", "response")
+
+
 def _judge_defence(completion: str) -> FormatIssue | None:
     """Role spoofing or text addressed to the grader."""
-    if _SPOOF.search(completion):
+    folded = completion.casefold()
+    if any(w in folded for w in _SPOOF_WORDS) and _SPOOF.search(completion):
         return FormatIssue("role_spoofing", "completion imitates a chat turn or control token")
-    if _INJECTION.search(completion):
+    if any(w in folded for w in _INJECTION_WORDS) and _INJECTION.search(completion):
         return FormatIssue("injection", "completion addresses the grader or its instructions")
     return None
 
@@ -89,8 +96,9 @@ class VerdictStrings:
     labels: frozenset[str]
     phrases: tuple[UserPattern, ...]
 
-    def issue(self, completion: str) -> FormatIssue | None:
-        """A completion that holds a verdict phrase, or is only a label."""
+    def issue(self, completion: str, bare: str | None = None) -> FormatIssue | None:
+        """A completion that holds a verdict phrase, or is only a label (``bare``: its ``_bare``
+        form, if already made)."""
         for phrase in self.phrases:
             try:
                 found = phrase.search(completion, PHRASE_TIMEOUT_S)
@@ -98,7 +106,7 @@ class VerdictStrings:
                 return FormatIssue("verdict_string", "completion makes a verdict pattern run out of time")
             if found:
                 return FormatIssue("verdict_string", "completion writes a judge's verdict")
-        bare = _bare(completion)
+        bare = _bare(completion) if bare is None else bare
         if bare in self.labels:
             return FormatIssue("verdict_string", f"completion is only a judge's verdict label ({bare!r})")
         return None
@@ -149,12 +157,13 @@ def precheck(
     """A defined reward for completions the judge must not see, else None (``verdicts``: the judge's
     verdict strings, default every built-in profile's)."""
     text = fold_lookalikes(_judged_part(completion))
-    if _bare(text) and _bare(text) == _bare(answer):
+    bare = _bare(text)
+    if bare and bare == _bare(answer):
         return None  # the reference itself ("Yes." for yes), even when it reads like a verdict
     issue = (
         missing_answer(text)
         or _judge_defence(text)
-        or (verdicts or _builtin_verdicts()).issue(text)
+        or (verdicts or _builtin_verdicts()).issue(text, bare)
         or uncommitted_answer(text, answer, answer_type)
     )
     return None if issue is None else PrecheckVerdict(0.0, issue.reason, issue.explanation)

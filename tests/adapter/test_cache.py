@@ -397,10 +397,8 @@ def test_forks_while_threads_hammer_the_cache_never_hang(tmp_path):
     def hammer(worker: int) -> None:
         n = 0
         while not stop.is_set():
-            cache.get(f"w{(worker + 1) % 4}-{n % 200}")  # reads without pause: in SQLite all the time
-            if n % 50 == 0:  # writes queue up for the writer thread: never faster than a disk takes them
-                cache.set(f"w{worker}-{n % 200}", Verdict(score=(n % 5) / 4))
-                time.sleep(0.001)
+            cache.get(f"w{(worker + 1) % 4}-{n % 200}")  # reads and writes without pause: the
+            cache.set(f"w{worker}-{n % 200}", Verdict(score=(n % 5) / 4))  # queue stays bounded
             n += 1
 
     threads = [threading.Thread(target=hammer, args=(w,), daemon=True) for w in range(4)]
@@ -421,6 +419,24 @@ def test_forks_while_threads_hammer_the_cache_never_hang(tmp_path):
             thread.join(10)
         cache.close()
     assert reports == [{"ok": True}] * 20
+
+
+def test_verdicts_beyond_the_write_behind_bound_are_counted_not_held(tmp_path, monkeypatch):
+    monkeypatch.setattr(adapter.cache.verdict_cache, "MAX_PENDING_WRITES", 50)
+    cache = VerdictCache(tmp_path / "c", 10_000)
+    disk_free = threading.Event()
+    original = cache._apply
+    monkeypatch.setattr(cache, "_apply", lambda jobs, store: (disk_free.wait(10), original(jobs, store)))
+    for n in range(500):  # the writer is stuck on a slow disk while the judge keeps answering
+        cache.set(f"k{n}", Verdict(score=0.5))
+    held = len(cache._unwritten)
+    disk_free.set()
+    cache.close()
+    assert held <= 100  # the batch in the writer's hands (at most the bound), then the bound
+    assert cache.errors >= 400
+    reopened = VerdictCache(tmp_path / "c", 10_000)
+    assert reopened.get("k0") == Verdict(score=0.5) and reopened.get("k499") is None
+    reopened.close()
 
 
 def test_a_cache_dropped_without_close_is_collected_and_its_writer_stops(tmp_path):

@@ -4,7 +4,7 @@ import httpx
 import openai
 import pytest
 
-from judge_vllm.client import JudgeClient, api_root
+from judge_vllm.client import CONTEXT_FIT_CALLS, JudgeClient, api_root
 from judge_vllm.errors import (
     ContextOverflowError,
     JudgeParseError,
@@ -153,6 +153,29 @@ async def test_overlong_completion_is_cut_by_tokens_to_fit_the_context(fake_judg
     assert "tokens omitted ..." in sent and "so the answer is 4" in sent
     assert len(request.completion) > 3500  # uncut, it would not have fit
     assert fake_judge.counts["/detokenize"] == 2
+
+
+async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(fake_judge, monkeypatch):
+    fake_judge.set_plan(FaultPlan(max_model_len=3500))
+    in_flight, peak = 0, 0
+    async with _client(fake_judge.url) as client:
+        post = client._post
+
+        async def counted(url, body):
+            nonlocal in_flight, peak
+            fitting = url.endswith("tokenize")
+            in_flight += fitting
+            peak = max(peak, in_flight)
+            try:
+                return await post(url, body)
+            finally:
+                in_flight -= fitting
+
+        monkeypatch.setattr(client, "_post", counted)
+        results = await client.judge_many([_overlong(str(n)) for n in range(60)])
+        assert client.context_cuts == 60
+    assert all(isinstance(r, Verdict) for r in results)
+    assert 1 < peak <= CONTEXT_FIT_CALLS  # 240 /tokenize and /detokenize calls, never all at once
 
 
 async def test_prompt_that_cannot_fit_fails_only_its_own_slot(fake_judge):
