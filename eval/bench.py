@@ -118,7 +118,7 @@ def naive_hf_rate(model_dir: str, items: list[dict[str, str]], mode: Mode, dtype
 
     torch.set_num_threads(os.cpu_count() or 1)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()  # type: ignore[no-untyped-call]
     max_new = JudgeClientConfig(mode=mode).generation_max_tokens
     generated = 0
     started = time.perf_counter()

@@ -242,7 +242,7 @@ def _compare(
     rows = loaded.rows
     try:
         variants = [
-            (f"{p}-{s}", variant_config(base, p, s))  # type: ignore[arg-type]
+            (f"{p}-{s}", variant_config(base, p, s))
             for p in (args.profiles or [base.profile])
             for s in (args.strategies or [base.strategy])
         ]

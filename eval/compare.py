@@ -91,7 +91,7 @@ def variant_stats(
         (r.judge, r.label, r.judge_source) for r in scored if r.judge is not None and r.label is not None
     ]
     rewards = [p[0] for p in pairs]
-    labels = [binarize(p[1]) for p in pairs]  # type: ignore[arg-type]
+    labels = [binarize(p[1]) for p in pairs]
     c = confusion([float(y) for y in labels], rewards) if pairs else None
     judged = [(s, y) for (s, _, source), y in zip(pairs, labels, strict=True) if source in JUDGE_DECIDED]
     threshold, at_threshold = best_threshold(rewards, labels)

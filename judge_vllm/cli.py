@@ -15,6 +15,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeAlias
 
 from pydantic import ValidationError
 
@@ -30,7 +31,7 @@ __all__ = ["Command", "Subcommands", "add_server_commands", "build_parser", "mai
 
 Command = Callable[[argparse.Namespace, list[str]], int]
 """What a subcommand runs (its ``run`` default): parsed arguments and the unknown ones (``serve``'s)."""
-Subcommands = argparse._SubParsersAction
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 """The subcommand set that ``add_server_commands`` and ``build_parser``'s extensions add to."""
 
 DESCRIPTION = "Prepare a judge model, serve it with vLLM, and talk to it."
@@ -209,7 +210,8 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
-        return args.run(args, extra)
+        code: int = args.run(args, extra)
+        return code
     except ModuleNotFoundError as err:
         message = missing_extra_message(err)
         if message is None:

@@ -142,7 +142,7 @@ class JudgeClient:
             logger.info("server has no usable /tokenize (%s): character budgets only", err)
             self._tokenize_supported = False
             return None
-        data = reply.json()
+        data: dict[str, Any] = reply.json()
         self._max_model_len = data.get("max_model_len", self._max_model_len)
         return data
 
@@ -150,7 +150,8 @@ class JudgeClient:
         model = await self.model_name()
         async with self._context_fit_slots:
             reply = await self._post(self._root + "/detokenize", {"model": model, "tokens": ids})
-        return reply.json()["prompt"]
+        text: str = reply.json()["prompt"]
+        return text
 
     async def _label_token_ids(self) -> list[int] | None:
         """Token ids of the profile's labels (bare and after a space, where each is one token), via

@@ -30,7 +30,8 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
     # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
     # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
     digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
+    key: str = digest.hexdigest()
+    return key
 
 
 @functools.lru_cache(maxsize=64)

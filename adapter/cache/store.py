@@ -32,7 +32,7 @@ BACKSTOP_BYTES_PER_ENTRY = 64 * 1024
 SQLITE_TIMEOUT_S = 5.0
 
 
-class _TextDisk(diskcache.Disk):
+class _TextDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache has no type hints
     """diskcache's storage narrowed to what this cache writes: JSON text, inline in SQLite.
 
     Anything else in the database was not written by this cache (an old format, a planted

@@ -70,7 +70,8 @@ class JudgeService:
 
 def judge_service(request: Request) -> JudgeService:
     """FastAPI dependency: the app's ``JudgeService`` (set up by the lifespan)."""
-    return request.app.state.service
+    service: JudgeService = request.app.state.service
+    return service
 
 
 Service = Annotated[JudgeService, Depends(judge_service)]

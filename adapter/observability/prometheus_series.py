@@ -263,7 +263,8 @@ _KINDS = {"counter": CounterMetricFamily, "gauge": GaugeMetricFamily, "histogram
 
 def _family(series: RewardSeries, instance_label: str | None = None) -> Metric:
     labels = [instance_label, *series.labels] if instance_label else list(series.labels)
-    return _KINDS[series.kind](series.name, series.documentation, labels=labels or None)
+    family: Metric = _KINDS[series.kind](series.name, series.documentation, labels=labels or None)
+    return family
 
 
 def _samples(series: RewardSeries, value: Any) -> list[tuple[list[str], Any]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
 
 from adapter.rules.extract import trailing_expression
@@ -182,7 +183,7 @@ def _last_digit_unit(s: str) -> float:
 
 
 def _value(s: str) -> float | None:
-    for pattern, build in (
+    builders: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], float]], ...] = (
         (
             _FRAC,
             lambda m: (
@@ -191,7 +192,8 @@ def _value(s: str) -> float | None:
         ),
         (_SLASH, lambda m: _ratio(m.group(1), m.group(2))),
         (_TIMES_TEN, lambda m: _to_float(m.group(1)) * 10.0 ** int(m.group(2))),
-    ):
+    )
+    for pattern, build in builders:
         match = pattern.match(s)
         if match:
             try:

@@ -160,7 +160,8 @@ def run_bounded(fn: Callable[[], T], timeout_s: float) -> T:
 
 
 def _parse(text: str) -> list[object]:
-    return parse(text, extraction_config=_CONFIGS, parsing_timeout=None)  # type: ignore[arg-type]
+    parsed: list[object] = parse(text, extraction_config=_CONFIGS, parsing_timeout=None)
+    return parsed
 
 
 def _parse_answer(text: str) -> list[object]:

@@ -77,7 +77,7 @@ def _fake_score(messages: list[dict[str, Any]]) -> int:
     return 1
 
 
-def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], action: Action) -> dict:
+def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], action: Action) -> dict[str, Any]:
     score = _fake_score(messages)
     fast = "choice" in (body.get("structured_outputs") or {})
     if action == "garbage":
