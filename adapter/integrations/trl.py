@@ -30,7 +30,7 @@ from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.factory import create_judge_reward
 from adapter.pipeline.conversations import message_text, prompt_text
 from adapter.reward import BaseJudgeReward
-from judge_vllm.errors import JudgeConfigError, JudgeError
+from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeInputError
 
 __all__ = [
     "ASYNC_MIN_TRL",
@@ -148,8 +148,11 @@ class _TrlJudgeReward:
                 f"TRL passed no {self.answer_column!r} column (dataset columns: {found}); "
                 "set answer_column to the column that holds the reference answer"
             )
-        answers = columns[self.answer_column]
-        answer_types = columns.get(self.answer_type_column) or [None] * len(completions)
+        completions = _column("completions", completions, None)
+        n = len(completions)
+        prompts = _column("prompts", prompts, n)
+        answers = _column(self.answer_column, columns[self.answer_column], n)
+        answer_types = _column(self.answer_type_column, columns.get(self.answer_type_column) or [None] * n, n)
         return [
             {
                 "prompt": prompt_text(prompt),
@@ -173,6 +176,16 @@ class _TrlJudgeReward:
             for column, field in EXTRA_COLUMNS.items():
                 log_extra(column, [r[field] for r in results])
         return [r["reward"] for r in results]
+
+
+def _column(name: str, values: Any, length: int | None) -> list[Any]:
+    """A batch column as a list (one value per completion: a list, a tuple, an array), or
+    ``JudgeInputError`` naming it."""
+    if isinstance(values, str | bytes | Mapping) or not (hasattr(values, "__len__") and hasattr(values, "__iter__")):
+        raise JudgeInputError(f"{name}: expected a list, one value per completion; got {type(values).__name__}")
+    if length is not None and len(values) != length:
+        raise JudgeInputError(f"{name}: {len(values)} values for {length} completions")
+    return list(values)
 
 
 class JudgeRewardFunc(_TrlJudgeReward):

@@ -14,9 +14,10 @@ __all__ = ["message_text", "prompt_text"]
 
 def message_text(value: str | Sequence[Mapping[str, Any]], role: str) -> str:
     """The text of a plain prompt or completion, or the joined ``role`` contents of a conversation."""
-    if isinstance(value, str):
-        return value
-    return "\n\n".join(_content_text(m.get("content")) for m in value if m.get("role") == role)
+    messages = _messages(value)
+    if messages is None:
+        return _as_text(value)
+    return "\n\n".join(_content_text(m.get("content")) for m in messages if m.get("role") == role)
 
 
 def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
@@ -27,13 +28,29 @@ def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     The judge's ``max_prompt_chars`` bounds it, keeping its start and, mostly, its end: the
     system prompt's opening and the last user turn.
     """
-    if isinstance(prompt, str):
-        return prompt
-    turns = [(str(m.get("role")), _content_text(m.get("content"))) for m in prompt]
+    messages = _messages(prompt)
+    if messages is None:
+        return _as_text(prompt)
+    turns = [(str(m.get("role")), _content_text(m.get("content"))) for m in messages]
     turns = [(role, text) for role, text in turns if text]
     if len(turns) == 1 and turns[0][0] == "user":
         return turns[0][1]
     return "\n\n".join(f"{role}: {text}" for role, text in turns)
+
+
+def _messages(value: Any) -> list[Mapping[str, Any]] | None:
+    """The messages of a conversation (one message dict counts as one), or None for plain text
+    and anything else; items of a conversation that are not messages are left out."""
+    if isinstance(value, Mapping):
+        return [value]
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        return None
+    return [m for m in value if isinstance(m, Mapping)]
+
+
+def _as_text(value: Any) -> str:
+    """Plain text as is; None as empty; anything else as its ``str`` (the pre-checks judge it)."""
+    return "" if value is None else value if isinstance(value, str) else str(value)
 
 
 def _content_text(content: Any) -> str:
@@ -42,4 +59,8 @@ def _content_text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "\n".join(part["text"] for part in content if part.get("type") == "text")
+    if not isinstance(content, Sequence):
+        return _as_text(content)
+    return "\n".join(
+        _as_text(part.get("text")) for part in content if isinstance(part, Mapping) and part.get("type") == "text"
+    )

@@ -29,7 +29,7 @@ from adapter.integrations.trl import (
     message_text,
     prompt_text,
 )
-from judge_vllm.errors import JudgeConfigError, JudgeError
+from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeInputError
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.testing.fake_server import FaultPlan
 
@@ -439,3 +439,39 @@ def test_grpo_trainer_masks_judge_failures_when_fallback_is_off(fake_judge, tmp_
     table = completions_table(tmp_path, 2)
     assert list(table["judge_source"]) == ["error"] * 4
     assert table["judge_reason"].notna().all() and (table["judge_reason"] != "").all()
+
+
+@pytest.mark.parametrize(
+    ("prompts", "completions", "answers", "message"),
+    [
+        (None, ["x"], ["1"], "prompts: expected a list"),
+        (["q"], "x", ["1"], "completions: expected a list"),
+        (["q"], ["x"], {"a": 1}, "answer: expected a list"),
+        (["q", "r"], ["x"], ["1"], "prompts: 2 values for 1 completions"),
+        (["q"], ["x"], [], "answer: 0 values for 1 completions"),
+    ],
+)
+def test_a_malformed_batch_is_an_error_naming_the_column(fake_judge, prompts, completions, answers, message):
+    reward = judge_reward_func({"judge_url": fake_judge.url, "use_cache": False})
+    with pytest.raises(JudgeInputError, match=message):
+        reward(prompts, completions, answer=answers)
+    reward.close()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        7,
+        {"x": 1},
+        [1],
+        [None],
+        [{"content": 3, "role": "user"}],
+        [{"role": "user", "content": [1, {"type": "text", "text": 5}]}],
+    ],
+)
+def test_malformed_prompts_and_completions_get_a_defined_reward(fake_judge, bad):
+    reward = judge_reward_func({"judge_url": fake_judge.url, "use_cache": False})
+    rewards = reward([bad], [bad], answer=["1"])
+    reward.close()
+    assert len(rewards) == 1 and isinstance(rewards[0], float)
