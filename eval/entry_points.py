@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import sys
 
-from judge_vllm.extras import missing_extra_message
+from judge_vllm.extras import report_missing_extra
 
 __all__ = ["judge_bench", "judge_eval"]
 
@@ -14,11 +13,7 @@ def _run(module: str) -> int:
     try:
         main = importlib.import_module(module).main
     except ModuleNotFoundError as err:
-        message = missing_extra_message(err)
-        if message is None:
-            raise
-        print(f"error: {message}", file=sys.stderr)
-        return 2
+        return report_missing_extra(err)
     return int(main())
 
 

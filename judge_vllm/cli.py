@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from judge_vllm import launcher
 from judge_vllm.client import JudgeClient, api_root
 from judge_vllm.errors import JudgeError
-from judge_vllm.extras import missing_extra_message
+from judge_vllm.extras import report_missing_extra
 from judge_vllm.model_prep import DEFAULT_MODELS_DIR, EMBEDDED_MODELS, prepare_model
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.settings import JudgeClientConfig
@@ -213,11 +213,7 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
         code: int = args.run(args, extra)
         return code
     except ModuleNotFoundError as err:
-        message = missing_extra_message(err)
-        if message is None:
-            raise
-        print(f"error: {message}", file=sys.stderr)
-        return 2
+        return report_missing_extra(err)
     except JudgeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

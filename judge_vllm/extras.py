@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["EXTRA_FOR_MODULE", "missing_extra_message"]
+import sys
+
+__all__ = ["EXTRA_FOR_MODULE", "missing_extra_message", "report_missing_extra"]
 
 # Top-level module -> the extra that installs it (pyproject.toml [project.optional-dependencies]).
 EXTRA_FOR_MODULE = {
@@ -33,3 +35,13 @@ def missing_extra_message(error: ModuleNotFoundError) -> str | None:
     if extra is None:
         return None
     return f"this command needs the '{module}' package: install judge-vllm[{extra}] (pip install 'judge-vllm[{extra}]')"
+
+
+def report_missing_extra(error: ModuleNotFoundError) -> int:
+    """For a command line: print the one-line message and return exit code 2; re-raise ``error``
+    when no extra provides the module (a real bug, with its traceback)."""
+    message = missing_extra_message(error)
+    if message is None:
+        raise error
+    print(f"error: {message}", file=sys.stderr)
+    return 2

