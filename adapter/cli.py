@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from adapter.config import bundled_configs
+from adapter.config_reference import reference_markdown
 from judge_vllm import cli as server_cli
 
 __all__ = ["add_config_commands", "add_front_end_commands", "main"]
@@ -24,16 +25,21 @@ DESCRIPTION = "Prepare a judge model, serve it with vLLM, talk to it, and serve 
 
 
 def add_config_commands(sub: server_cli.Subcommands) -> None:
-    """Add ``config list`` and ``config show NAME`` (the bundled example configs)."""
+    """Add ``config list``, ``config show NAME`` (the bundled example configs) and ``config
+    reference`` (every key, generated from the config model)."""
     config = sub.add_parser("config", help="list or print the bundled reward configs")
     config_sub = config.add_subparsers(dest="config_command", required=True)
     config_sub.add_parser("list", help="the bundled configs, one per line: name and path")
+    config_sub.add_parser("reference", help="every config key: type, default, bounds, what it does (markdown)")
     show = config_sub.add_parser("show", help="print one bundled config (copy it and edit)")
     show.add_argument("name", help="a name from 'judge-vllm config list' (reward, trl, verl...)")
     config.set_defaults(run=_config)
 
 
 def _config(args: argparse.Namespace, extra: list[str]) -> int:
+    if args.config_command == "reference":
+        print(reference_markdown(), end="")
+        return 0
     configs = bundled_configs()
     if args.config_command == "list":
         for name, path in configs.items():

@@ -74,25 +74,39 @@ class RewardConfig(JudgeClientConfig):
         default=False,
         description="verl: judge on the reward-model router verl passes (reward_router_address)",
     )
-    aggregate: Literal["mean", "median", "vote"] = "mean"
+    aggregate: Literal["mean", "median", "vote"] = Field(
+        default="mean", description="how an ensemble's scores combine"
+    )
     # Cache.
-    use_cache: bool = True
-    cache_dir: Path = DEFAULT_CACHE_DIR
+    use_cache: bool = Field(default=True, description="the disk cache of judge verdicts")
+    cache_dir: Path = Field(default=DEFAULT_CACHE_DIR, description="where the cache lives (created 0700)")
     cache_size: int = Field(default=5000, ge=1, le=100_000_000, description="entries kept")
     # Performance.
-    max_batch_size: int = Field(default=16, ge=1, le=4096)
-    batch_timeout: float = Field(default=0.05, ge=0.0, le=10.0)
-    max_concurrent_requests: int = Field(default=32, ge=1, le=4096)
-    max_queue_size: int = Field(default=10_000, ge=1, le=10_000_000)
+    max_batch_size: int = Field(default=16, ge=1, le=4096, description="requests per judge call")
+    batch_timeout: float = Field(default=0.05, ge=0.0, le=10.0, description="seconds a batch waits to fill")
+    max_concurrent_requests: int = Field(default=32, ge=1, le=4096, description="judge calls in flight")
+    max_queue_size: int = Field(
+        default=10_000, ge=1, le=10_000_000, description="requests waiting; past it: Request queue full"
+    )
     # Reliability.
-    fallback_to_rule: bool = True
-    circuit_breaker_threshold: int = Field(default=5, ge=1, le=10_000)
-    circuit_breaker_timeout: float = Field(default=30.0, gt=0.0, le=86_400.0)
-    prechecks: bool = True
+    fallback_to_rule: bool = Field(
+        default=True, description="the rule reward when the judge fails; false: reward None, source error"
+    )
+    circuit_breaker_threshold: int = Field(
+        default=5, ge=1, le=10_000, description="failing judge calls in a row before the breaker opens"
+    )
+    circuit_breaker_timeout: float = Field(
+        default=30.0, gt=0.0, le=86_400.0, description="seconds before an open breaker lets one probe through"
+    )
+    prechecks: bool = Field(
+        default=True, description="decide empty, master-key, spoofed and sprayed completions by rule"
+    )
     canary_interval: float | None = Field(
         default=None, gt=0.0, description="seconds between canary probe rounds; None = off"
     )
-    canary_alert_rate: float = Field(default=0.25, ge=0.0, le=1.0)
+    canary_alert_rate: float = Field(
+        default=0.25, ge=0.0, le=1.0, description="canary false-positive rate that logs a warning"
+    )
     calibration: ConfidenceCalibration | None = Field(
         default=None, description="shrink low-confidence judge rewards; None = off"
     )
@@ -106,7 +120,10 @@ class RewardConfig(JudgeClientConfig):
     escalation_band: tuple[float, float] = Field(
         default=(0.3, 0.7), description="rewards in [low, high] (calibrated, when calibrated) are escalated"
     )
-    rules: RuleSettings = Field(default_factory=RuleSettings)
+    rules: RuleSettings = Field(
+        default_factory=RuleSettings,
+        description="the rule reward: tolerances, unsure reward, symbolic time (below)",
+    )
     # Observability (docs/observability.md).
     metrics_port: int | None = Field(
         default=None, ge=0, le=65535, description="serve Prometheus /metrics in this process; 0 = a free port"
@@ -133,7 +150,9 @@ class RewardConfig(JudgeClientConfig):
         default="judge", description="cascade: the rule reward decides where it is sure, the judge the rest"
     )
     strip_reasoning: bool = Field(default=True, description="grade what follows the policy's reasoning")
-    reasoning_delimiters: ReasoningDelimiters = Field(default_factory=ReasoningDelimiters)
+    reasoning_delimiters: ReasoningDelimiters = Field(
+        default_factory=ReasoningDelimiters, description="where the policy's reasoning starts and ends"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -296,7 +315,9 @@ def bundled_config_dir() -> Path:
     checkout = Path(__file__).resolve().parent.parent / "configs"
     candidates = [checkout] + [
         Path(root) / "share" / "judge-vllm" / "configs"
-        for root in dict.fromkeys([sysconfig.get_path("data"), sys.prefix, sysconfig.get_path("data", "posix_user")])
+        for root in dict.fromkeys(
+            [sysconfig.get_path("data"), sys.prefix, sysconfig.get_path("data", "posix_user")]
+        )
     ]
     for folder in candidates:
         if (folder / "reward.yaml").is_file():

@@ -17,8 +17,10 @@ class ReasoningDelimiters(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    start: str = Field(default="<think>", min_length=1)
-    end: str = Field(default="</think>", min_length=1)
+    start: str = Field(default="<think>", min_length=1, description="the tag that opens the reasoning")
+    end: str = Field(
+        default="</think>", min_length=1, description="the tag that closes it; the answer follows"
+    )
 
 
 class UnclosedReasoning(ValueError):

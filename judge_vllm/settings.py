@@ -45,22 +45,43 @@ class JudgeClientConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    judge_url: str = "http://localhost:8888"
-    api_key: SecretStr | None = None
+    judge_url: str = Field(
+        default="http://localhost:8888", description="the judge server (with or without /v1)"
+    )
+    api_key: SecretStr | None = Field(default=None, description="the judge server's API key (never printed)")
     model: str | None = Field(default=None, description="served model name; None = first listed")
-    mode: Literal["verdict", "fast"] = Field(default="fast", description="see docs/BENCHMARKS.md for why")
+    mode: Literal["verdict", "fast"] = Field(
+        default="fast",
+        description="fast: one constrained token, reward = expected score; verdict: JSON score and explanation",
+    )
     timeout: float = Field(default=30.0, gt=0.0, le=3600.0, description="seconds for a whole call")
     request_timeout: float | None = Field(
         default=None, gt=0.0, description="seconds for one HTTP attempt; None = a third of timeout"
     )
-    max_retries: int = Field(default=3, ge=0, le=20)
-    aspects: bool = False
-    max_explanation_chars: int = Field(default=120, ge=16, le=4000)
-    max_prompt_chars: int = Field(default=4000, ge=200, le=1_000_000)
-    max_completion_chars: int = Field(default=6000, ge=200, le=1_000_000)
-    use_batch_endpoint: bool = True
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    seed: int | None = 0
+    max_retries: int = Field(
+        default=3,
+        ge=0,
+        le=20,
+        description="retries of connection errors, timeouts, 408/409/429/5xx, within timeout",
+    )
+    aspects: bool = Field(default=False, description="verdict mode: per-aspect scores too")
+    max_explanation_chars: int = Field(
+        default=120, ge=16, le=4000, description="verdict mode: explanation length"
+    )
+    max_prompt_chars: int = Field(
+        default=4000, ge=200, le=1_000_000, description="the question shown to the judge (start and end kept)"
+    )
+    max_completion_chars: int = Field(
+        default=6000,
+        ge=200,
+        le=1_000_000,
+        description="the completion shown to the judge (start and end kept)",
+    )
+    use_batch_endpoint: bool = Field(
+        default=True, description="one /v1/chat/completions/batch call per batch"
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="the judge's sampling temperature")
+    seed: int | None = Field(default=0, description="the judge's sampling seed")
     profile: str = Field(
         default="rubric", description="a bundled judge profile, or a profile folder / profile.yaml"
     )
