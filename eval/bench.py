@@ -37,7 +37,7 @@ from judge_vllm.contract import SCALE_LABELS, verdict_schema
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.settings import JudgeClientConfig
 
-__all__ = ["main", "mixed_items"]
+__all__ = ["build_parser", "main", "mixed_items"]
 
 TEMPLATES = [
     ("NUMBER", "What is {a} + {b}?", "Adding gives {a} + {b} = {s}, so the answer is \\boxed{{{s}}}.", "{s}"),
@@ -339,8 +339,8 @@ def run(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``judge-bench``."""
+def build_parser() -> argparse.ArgumentParser:
+    """``judge-bench``'s command line."""
     parser = argparse.ArgumentParser(prog="judge-bench", description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="reuse a running judge server (default: start one)")
     parser.add_argument("--items", type=int, default=64)
@@ -361,7 +361,12 @@ def main(argv: list[str] | None = None) -> int:
         "--real-replicas", help="with --replicas, (i) too: two running vLLM servers, comma-separated URLs"
     )
     parser.add_argument("--judgment-log", action="store_true", help="only (j): (c) with and without the log")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``judge-bench``."""
+    args = build_parser().parse_args(argv)
     if args.replicas:
         return _replicas(args)
     if args.judgment_log:

@@ -53,7 +53,7 @@ from eval.scoring import DEFAULT_CHUNK_SIZE, JudgeRun, ScoredRow, merge_scores, 
 from eval.verdict import Assessment, assess
 from judge_vllm.errors import JudgeError
 
-__all__ = ["main", "write_outputs"]
+__all__ = ["build_parser", "main", "write_outputs"]
 
 SCORES_JSONL = "scores.jsonl"
 REPORT_MD = "report.md"
@@ -68,7 +68,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge-eval",
         description="Compare the rule reward and the judge on labelled rows, or (--from-log) report on judgment logs.",
@@ -304,7 +304,7 @@ def _from_log(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``judge-eval`` command."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
