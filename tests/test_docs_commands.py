@@ -57,3 +57,12 @@ def test_a_documented_command_parses(command):
     if program == "judge-vllm" and parsed.command == "serve":
         unknown = []  # serve hands unknown flags to vLLM
     assert unknown == [], f"{command!r}: unknown arguments {unknown}"
+
+
+MACHINE_DETAILS = re.compile(r"/work/|/root/|\bcommit [0-9a-f]{7,40}\b|\bbase commit\b")
+
+
+@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p.name}" for p in sorted((REPO / "docs").glob("*.md")))])
+def test_docs_name_no_machine_path_or_commit(page):
+    found = [m.group(0) for m in MACHINE_DETAILS.finditer((REPO / page).read_text())]
+    assert found == [], f"{page}: {found}"
