@@ -25,6 +25,7 @@ import concurrent.futures
 import contextlib
 import inspect
 import logging
+import threading
 import time
 from collections.abc import Coroutine, Iterable
 from typing import Any
@@ -48,9 +49,17 @@ from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import InvalidInput, RewardItem, batch_items, build_request, request_from_item
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
 from adapter.pipeline.result import RewardResult
+from adapter.rubrics import parse_rubric
+from adapter.rubrics.judge import RubricJudge, criterion_config
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
-from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeTimeoutError
+from judge_vllm.errors import (
+    JudgeConfigError,
+    JudgeError,
+    JudgeInputError,
+    JudgeTimeoutError,
+    JudgeUnavailableError,
+)
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["BaseJudgeReward", "ConfigLike", "JudgeRewardSystem", "RewardItem"]
@@ -107,6 +116,8 @@ class BaseJudgeReward:
         self._start_lock: asyncio.Lock | None = None
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[Any]] = set()
+        self._rubric_judge: RubricJudge | None = None
+        self._rubric_lock = threading.Lock()
         self.judgment_log = JudgmentLog(self.config, self._known_model)
         self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log, self._known_model)
         reset_after_fork(self)
@@ -118,21 +129,27 @@ class BaseJudgeReward:
         self._start_lock = None
         self._canary_task = None
         self._judging = set()
+        self._rubric_judge = None  # its loop and connections were the parent's
+        self._rubric_lock = threading.Lock()
 
     # -- public sync API -------------------------------------------------------------
 
     def reward(
-        self, prompt: Any, completion: Any, answer: Any, answer_type: Any = None, **metadata: Any
+        self, prompt: Any, completion: Any, answer: Any = None, answer_type: Any = None, **metadata: Any
     ) -> dict[str, Any]:
-        """Score one completion; always returns a dict with ``reward`` and ``source``."""
+        """Score one completion; always returns a dict with ``reward`` and ``source``. With
+        ``rubric=[criteria]`` the reward is the rubric's (``answer`` optional)."""
         return self.compute_reward(prompt, completion, answer, answer_type, **metadata).to_dict()
 
     def compute_reward(
-        self, prompt: Any, completion: Any, answer: Any, answer_type: Any = None, **metadata: Any
+        self, prompt: Any, completion: Any, answer: Any = None, answer_type: Any = None, **metadata: Any
     ) -> RewardResult:
         """Like ``reward`` but returns the ``RewardResult`` (``.score``, ``.source``, ...)."""
         started = time.monotonic()
-        request = self._ruled(build_request(prompt, completion, answer, answer_type, metadata), started)
+        built = build_request(prompt, completion, answer, answer_type, metadata)
+        if _has_rubric(built):
+            return self._loop.run(self._rubric_scored(built, started))  # type: ignore[arg-type]
+        request = self._ruled(built, started)
         if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
             request = self._cascaded(request, started)
         if isinstance(request, RewardResult):
@@ -184,6 +201,8 @@ class BaseJudgeReward:
         """Answer the rewards in flight (judge or fallback), then stop the loop thread and close
         connections, the cache and the metrics endpoint. Idempotent."""
         self._loop.close(self._aclose(), CLOSE_GRACE_S + self.config.timeout)
+        if self._rubric_judge is not None:
+            self._rubric_judge.close()
         if self._cache is not None:
             self._cache.close()
         if self.metrics_endpoint is not None:
@@ -199,7 +218,7 @@ class BaseJudgeReward:
     # -- public async API ------------------------------------------------------------
 
     async def areward(
-        self, prompt: Any, completion: Any, answer: Any, answer_type: Any = None, **metadata: Any
+        self, prompt: Any, completion: Any, answer: Any = None, answer_type: Any = None, **metadata: Any
     ) -> dict[str, Any]:
         """Async ``reward``, callable from any event loop."""
         request = build_request(prompt, completion, answer, answer_type, metadata)
@@ -296,6 +315,8 @@ class BaseJudgeReward:
         """One reward on the loop thread. Rule work that may take a while runs in an executor, so
         the loop keeps sending batches meanwhile: the pre-checks of a long completion, and the
         cascade's rule grading."""
+        if _has_rubric(built):
+            return await self._rubric_scored(built, started)  # type: ignore[arg-type]
         loop = asyncio.get_running_loop()
         if isinstance(built, JudgeRequest) and len(built.completion) > INLINE_PRECHECK_CHARS:
             request = await loop.run_in_executor(None, self._ruled, built, started)
@@ -330,6 +351,43 @@ class BaseJudgeReward:
             reason=fallback.reason,
             error=fallback.error,
         )
+
+    # -- rubric items ----------------------------------------------------------------------
+
+    async def _rubric_scored(self, request: JudgeRequest, started: float) -> RewardResult:
+        """A rubric item's reward: its criteria judged (``adapter/rubrics``), their weighted mean,
+        0 on a failed veto; the fallback's unsure reward when no criterion could be judged."""
+        try:
+            criteria = parse_rubric(request.metadata["rubric"])
+        except JudgeInputError as err:
+            return self._outcomes.finish(
+                request, started, 0.0, "rule", f"invalid rubric: {err}", reason="invalid_input"
+            )
+        scored, error = await self._rubric().score(request, criteria)
+        per_criterion = {s.criterion: s.p_yes for s in scored.criteria if s.p_yes is not None}
+        if scored.reward is not None:
+            return self._outcomes.finish(
+                request, started, scored.reward, "judge", scored.explanation,
+                detailed_scores=per_criterion, reason="vetoed" if scored.vetoed_by else None,
+            )  # fmt: skip
+        failed = JudgeUnavailableError(f"no rubric criterion could be judged: {error}")
+        if not self.config.fallback_to_rule:
+            return self._outcomes.finish(
+                request, started, None, "error", str(failed), reason=failed.reason, error=str(failed)
+            )
+        explanation = f"rule fallback ({failed.reason}): no rule can grade a rubric: the unsure reward"
+        return self._outcomes.finish(
+            request, started, self.config.rules.unsure_reward, "rule_fallback", explanation,
+            reason=failed.reason, error=str(failed),
+        )  # fmt: skip
+
+    def _rubric(self) -> RubricJudge:
+        """The criteria's judge, built on first use: this judge's settings, profile ``criterion``."""
+        with self._rubric_lock:
+            if self._rubric_judge is None:
+                criteria_system = JudgeRewardSystem(criterion_config(self.config), backend=self._backend)
+                self._rubric_judge = RubricJudge(criteria_system)
+            return self._rubric_judge
 
     # -- the loop thread's state ---------------------------------------------------------
 
@@ -413,6 +471,10 @@ class BaseJudgeReward:
         if self._cache is None or model is None:
             return None
         return cache_key(request, model, self._client_config)
+
+
+def _has_rubric(built: JudgeRequest | InvalidInput) -> bool:
+    return isinstance(built, JudgeRequest) and built.metadata.get("rubric") is not None
 
 
 class JudgeRewardSystem(BaseJudgeReward):

@@ -142,16 +142,21 @@ class _TrlJudgeReward:
     def _items(
         self, prompts: Sequence[Any], completions: Sequence[Any], columns: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
-        if self.answer_column not in columns:
+        completions = _column("completions", completions, None)
+        n = len(completions)
+        rubrics = _column("rubric", columns["rubric"], n) if columns.get("rubric") is not None else [None] * n
+        if self.answer_column not in columns and any(r is None for r in rubrics):
             found = sorted(k for k in columns if k not in _TRL_KWARGS)
             raise JudgeConfigError(
                 f"TRL passed no {self.answer_column!r} column (dataset columns: {found}); "
                 "set answer_column to the column that holds the reference answer"
             )
-        completions = _column("completions", completions, None)
-        n = len(completions)
         prompts = _column("prompts", prompts, n)
-        answers = _column(self.answer_column, columns[self.answer_column], n)
+        answers = (
+            _column(self.answer_column, columns[self.answer_column], n)
+            if self.answer_column in columns
+            else [None] * n
+        )
         answer_types = _column(self.answer_type_column, columns.get(self.answer_type_column) or [None] * n, n)
         return [
             {
@@ -159,9 +164,10 @@ class _TrlJudgeReward:
                 "completion": message_text(completion, "assistant"),
                 "answer": answer,
                 "answer_type": answer_type,
+                **({"rubric": rubric} if rubric is not None else {}),
             }
-            for prompt, completion, answer, answer_type in zip(
-                prompts, completions, answers, answer_types, strict=True
+            for prompt, completion, answer, answer_type, rubric in zip(
+                prompts, completions, answers, answer_types, rubrics, strict=True
             )
         ]
 
@@ -181,8 +187,12 @@ class _TrlJudgeReward:
 def _column(name: str, values: Any, length: int | None) -> list[Any]:
     """A batch column as a list (one value per completion: a list, a tuple, an array), or
     ``JudgeInputError`` naming it."""
-    if isinstance(values, str | bytes | Mapping) or not (hasattr(values, "__len__") and hasattr(values, "__iter__")):
-        raise JudgeInputError(f"{name}: expected a list, one value per completion; got {type(values).__name__}")
+    if isinstance(values, str | bytes | Mapping) or not (
+        hasattr(values, "__len__") and hasattr(values, "__iter__")
+    ):
+        raise JudgeInputError(
+            f"{name}: expected a list, one value per completion; got {type(values).__name__}"
+        )
     if length is not None and len(values) != length:
         raise JudgeInputError(f"{name}: {len(values)} values for {length} completions")
     return list(values)

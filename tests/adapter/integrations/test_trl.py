@@ -475,3 +475,15 @@ def test_malformed_prompts_and_completions_get_a_defined_reward(fake_judge, bad)
     rewards = reward([bad], [bad], answer=["1"])
     reward.close()
     assert len(rewards) == 1 and isinstance(rewards[0], float)
+
+
+def test_a_rubric_column_makes_rubric_rewards_and_needs_no_answer_column(fake_judge):
+    reward = judge_reward_func({"judge_url": fake_judge.url, "use_cache": False})
+    extra = {}
+    rewards = reward(["Fever?", "Cough?"], ["Rest and drink water.", "Honey helps."],
+                     rubric=[["Recommends rest"], ["Mentions honey", "Mentions a doctor"]],
+                     log_extra=lambda column, values: extra.setdefault(column, values))  # fmt: skip
+    reward.close()
+    assert len(rewards) == 2 and all(isinstance(r, float) for r in rewards)
+    assert extra["judge_source"] == ["judge", "judge"]  # the fake judged each criterion
+    assert fake_judge.counts["/v1/chat/completions/batch"] >= 1

@@ -1,0 +1,72 @@
+"""Rubric items judged: each criterion one Yes/No judgment by the ``criterion`` profile, in one batch.
+
+The criteria go to a reward system of their own (``criterion_config``: the item's judge, profile
+``criterion``, no rule fallback, no cascade), which the facade builds and hands in: every request
+carries the question and the response first and the criterion last, so one item's criteria share
+their prompt prefix in vLLM's prefix cache. In fast mode a criterion's score is P(Yes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from adapter.config import RewardConfig
+from adapter.rubrics.criteria import Criterion, RubricScore, score_rubric
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = ["CRITERION_PROFILE", "CriteriaRewarder", "RubricJudge", "criterion_config"]
+
+CRITERION_PROFILE = "criterion"
+
+
+class CriteriaRewarder(Protocol):
+    """What judges the criteria: a reward system's batch method."""
+
+    async def areward_batch(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+def criterion_config(config: RewardConfig) -> RewardConfig:
+    """The item's judge settings for criteria: profile ``criterion``, judge only (a rule cannot
+    grade a criterion), and none of the extras that belong to the item's own reward."""
+    return config.model_copy(
+        update={
+            "profile": CRITERION_PROFILE,
+            "strategy": "judge",
+            "fallback_to_rule": False,
+            "calibration": None,
+            "calibration_file": None,
+            "escalate_to": None,
+            "judge_urls": None,
+            "canary_interval": None,
+            "metrics_port": None,
+            "judgment_log_path": None,
+            "score_rubric": None,
+        }
+    )
+
+
+class RubricJudge:
+    """Scores a rubric item: its criteria judged in one batch, combined by ``score_rubric``."""
+
+    def __init__(self, criteria_judge: CriteriaRewarder) -> None:
+        self.criteria_judge = criteria_judge
+
+    async def score(
+        self, request: JudgeRequest, criteria: Sequence[Criterion]
+    ) -> tuple[RubricScore, str | None]:
+        """The rubric's score, and the first judge error when some criterion could not be judged."""
+        items = [
+            {"prompt": request.prompt, "completion": request.completion, "answer": c.criterion}
+            for c in criteria
+        ]
+        results = await self.criteria_judge.areward_batch(items)
+        p_yes = [None if r["source"] == "error" else r["reward"] for r in results]
+        errors = [str(r.get("error") or r.get("reason")) for r in results if r["source"] == "error"]
+        return score_rubric(criteria, p_yes), (errors[0] if errors else None)
+
+    def close(self) -> None:
+        """Close the criteria's reward system."""
+        self.criteria_judge.close()
