@@ -20,7 +20,9 @@ worker's items meet in one judge batch; ``compute_score`` runs in that loop's th
 verl's ``ground_truth`` is the reference answer; a list or array of them means any of them
 is right (as verl's own QA scorers read one): each is judged, the best reward counts.
 ``extra_info["answer_type"]`` and ``extra_info["question"]`` (where verl's data
-preprocessing puts the question) are the answer type and the judge's prompt. With
+preprocessing puts the question) are the answer type and the judge's prompt;
+``extra_info["rubric"]`` (a list of criteria) makes the item a rubric item (README: rubric
+rewards), judged against its criteria instead of ``ground_truth``. With
 ``verl_reward_router: true`` in the config, the reward-model router verl passes
 (``reward_router_address``) is the judge instead of ``judge_url``.
 
@@ -130,6 +132,8 @@ def _items(
         "completion": solution_str,
         "answer_type": info.get("answer_type") or answer_type,
     }
+    if info.get("rubric") is not None:  # a rubric item: judged against its criteria, not a reference
+        return [{**item, "rubric": info["rubric"]}]
     return [{**item, "answer": reference} for reference in _references(ground_truth)]
 
 

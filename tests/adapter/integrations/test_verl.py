@@ -312,6 +312,14 @@ def test_extra_info_that_is_not_a_mapping_is_ignored(fake_judge, tmp_path, extra
     assert result["score"] == 1.0 and set(result) == KEYS
 
 
+def test_a_rubric_in_extra_info_is_judged_against_its_criteria_not_the_ground_truth(fake_judge, tmp_path):
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    extra_info = {"question": "Fever?", "rubric": ["Recommends rest", "Mentions a doctor"]}
+    result = judge_verl.compute_score("advice", "Rest.", None, extra_info, config=config)
+    assert set(result) == KEYS and result["source"] == "judge" and 0.0 <= result["score"] <= 1.0
+    assert sum(fake_judge.judged_prompts.values()) == 2  # one judgment per criterion
+
+
 async def test_a_judge_failure_without_fallback_stops_verls_step(tokenizer_dir, fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
     judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=False)
