@@ -175,7 +175,7 @@ async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(f
         results = await client.judge_many([_overlong(str(n)) for n in range(60)])
         assert client.context_cuts == 60
     assert all(isinstance(r, Verdict) for r in results)
-    assert 1 < peak <= CONTEXT_FIT_CALLS  # 240 /tokenize and /detokenize calls, never all at once
+    assert CONTEXT_FIT_CALLS >= peak > 1  # 240 /tokenize and /detokenize calls, never all at once
 
 
 async def test_prompt_that_cannot_fit_fails_only_its_own_slot(fake_judge):
