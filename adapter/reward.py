@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Coroutine, Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from adapter.cache.keys import cache_key
 from adapter.cache.verdict_cache import VerdictCache
@@ -148,7 +148,7 @@ class BaseJudgeReward:
         started = time.monotonic()
         built = build_request(prompt, completion, answer, answer_type, metadata)
         if _has_rubric(built):
-            return self._loop.run(self._rubric_scored(built, started))  # type: ignore[arg-type]
+            return self._loop.run(self._rubric_scored(built, started))
         request = self._ruled(built, started)
         if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
             request = self._cascaded(request, started)
@@ -316,7 +316,7 @@ class BaseJudgeReward:
         the loop keeps sending batches meanwhile: the pre-checks of a long completion, and the
         cascade's rule grading."""
         if _has_rubric(built):
-            return await self._rubric_scored(built, started)  # type: ignore[arg-type]
+            return await self._rubric_scored(built, started)
         loop = asyncio.get_running_loop()
         if isinstance(built, JudgeRequest) and len(built.completion) > INLINE_PRECHECK_CHARS:
             request = await loop.run_in_executor(None, self._ruled, built, started)
@@ -473,7 +473,7 @@ class BaseJudgeReward:
         return cache_key(request, model, self._client_config)
 
 
-def _has_rubric(built: JudgeRequest | InvalidInput) -> bool:
+def _has_rubric(built: JudgeRequest | InvalidInput) -> TypeGuard[JudgeRequest]:
     return isinstance(built, JudgeRequest) and built.metadata.get("rubric") is not None
 
 
