@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from adapter.groups.settings import GroupSettings
 from adapter.pipeline.calibration import ConfidenceCalibration
 from adapter.rules import RuleSettings
 from judge_vllm.errors import JudgeConfigError
@@ -148,6 +149,10 @@ class RewardConfig(JudgeClientConfig):
     # What is judged.
     strategy: Literal["judge", "cascade"] = Field(
         default="judge", description="cascade: the rule reward decides where it is sure, the judge the rest"
+    )
+    group: GroupSettings | None = Field(
+        default=None,
+        description="reward_group: how the completions of one prompt are judged together; None = pointwise",
     )
     strip_reasoning: bool = Field(default=True, description="grade what follows the policy's reasoning")
     reasoning_delimiters: ReasoningDelimiters = Field(

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from adapter.config import RewardConfig
+from adapter.groups.settings import GroupSettings
 from adapter.rules import RuleSettings
 from judge_vllm.reasoning import ReasoningDelimiters
 
@@ -26,6 +27,7 @@ precedence of code, environment and YAML, and the keys grouped by use.
 NESTED: tuple[tuple[str, type[BaseModel]], ...] = (
     ("rules", RuleSettings),
     ("reasoning_delimiters", ReasoningDelimiters),
+    ("group", GroupSettings),
 )
 _BOUNDS = ((Ge, "ge", ">="), (Gt, "gt", ">"), (Le, "le", "<="), (Lt, "lt", "<"), (MinLen, "min_length", "length >="),
            (MaxLen, "max_length", "length <="))  # fmt: skip

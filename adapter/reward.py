@@ -38,6 +38,8 @@ from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
 from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.replicas import ReplicaPool
+from adapter.groups.judge import GroupJudge, GroupScores, comparison_config
+from adapter.groups.settings import GroupSettings
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
@@ -46,7 +48,14 @@ from adapter.pipeline.cascade import rule_first
 from adapter.pipeline.fallback import RuleFallback
 from adapter.pipeline.finish import RewardOutcomes
 from adapter.pipeline.graded_text import graded_request
-from adapter.pipeline.inputs import InvalidInput, RewardItem, batch_items, build_request, request_from_item
+from adapter.pipeline.inputs import (
+    InvalidInput,
+    RewardItem,
+    batch_items,
+    build_request,
+    group_requests,
+    request_from_item,
+)
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
 from adapter.pipeline.result import RewardResult
 from adapter.rubrics import parse_rubric
@@ -60,6 +69,7 @@ from judge_vllm.errors import (
     JudgeTimeoutError,
     JudgeUnavailableError,
 )
+from judge_vllm.profiles import load_profile
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["BaseJudgeReward", "ConfigLike", "JudgeRewardSystem", "RewardItem"]
@@ -117,7 +127,8 @@ class BaseJudgeReward:
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[Any]] = set()
         self._rubric_judge: RubricJudge | None = None
-        self._rubric_lock = threading.Lock()
+        self._side_judges_lock = threading.Lock()
+        self._group_judge: GroupJudge | None = None
         self.judgment_log = JudgmentLog(self.config, self._known_model)
         self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log, self._known_model)
         reset_after_fork(self)
@@ -130,7 +141,8 @@ class BaseJudgeReward:
         self._canary_task = None
         self._judging = set()
         self._rubric_judge = None  # its loop and connections were the parent's
-        self._rubric_lock = threading.Lock()
+        self._side_judges_lock = threading.Lock()
+        self._group_judge = None
 
     # -- public sync API -------------------------------------------------------------
 
@@ -169,6 +181,13 @@ class BaseJudgeReward:
         results = self._loop.run(self._score_items(batch_items(items), time.monotonic()))
         return [r.to_dict() for r in results]
 
+    def reward_group(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
+        """Score the completions of one prompt together, as ``group:`` in the config says
+        (pairwise, listwise, or pointwise when unset): one reward per item, in order, each with
+        the comparisons it came from. Returns within ``group.deadline`` plus ``timeout``."""
+        members = group_requests(items)
+        return [r.to_dict() for r in self._loop.run(self._score_group(members, time.monotonic()))]
+
     def probe_canaries(self) -> float | None:
         """Run one round of canary probes now; return the judge's false-positive rate."""
         return self._loop.run(self._probe_canaries())
@@ -203,6 +222,8 @@ class BaseJudgeReward:
         self._loop.close(self._aclose(), CLOSE_GRACE_S + self.config.timeout)
         if self._rubric_judge is not None:
             self._rubric_judge.close()
+        if self._group_judge is not None:
+            self._group_judge.close()
         if self._cache is not None:
             self._cache.close()
         if self.metrics_endpoint is not None:
@@ -228,6 +249,12 @@ class BaseJudgeReward:
     async def areward_batch(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
         """Async ``reward_batch``, callable from any event loop."""
         results = await self._on_loop(self._score_items(batch_items(items), time.monotonic()))
+        return [r.to_dict() for r in results]
+
+    async def areward_group(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
+        """Async ``reward_group``, callable from any event loop."""
+        members = group_requests(items)
+        results = await self._on_loop(self._score_group(members, time.monotonic()))
         return [r.to_dict() for r in results]
 
     # -- extension point -------------------------------------------------------------
@@ -332,16 +359,22 @@ class BaseJudgeReward:
     async def _score_items(self, items: list[Any], started: float) -> list[RewardResult]:
         return list(await asyncio.gather(*(self._score(request_from_item(i), started) for i in items)))
 
-    async def _afall_back(self, request: JudgeRequest, started: float, err: JudgeError) -> RewardResult:
+    async def _afall_back(
+        self, request: JudgeRequest, started: float, err: JudgeError, budget_s: float | None = None
+    ) -> RewardResult:
         """The fallback for a failed judge call, graded off the loop (sympy may take a while)."""
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(None, self._fall_back, request, started, err)
+            return await loop.run_in_executor(None, self._fall_back, request, started, err, budget_s)
         except RuntimeError:  # the executor is shut down: close() is finishing
-            return self._fall_back(request, started, err)
+            return self._fall_back(request, started, err, budget_s)
 
-    def _fall_back(self, request: JudgeRequest, started: float, err: JudgeError) -> RewardResult:
-        fallback = self._fallback.decide(request, err, started + self.config.timeout - time.monotonic())
+    def _fall_back(
+        self, request: JudgeRequest, started: float, err: JudgeError, budget_s: float | None = None
+    ) -> RewardResult:
+        """The rule fallback's reward, within ``budget_s`` (default: what is left of ``timeout``)."""
+        budget = started + self.config.timeout - time.monotonic() if budget_s is None else budget_s
+        fallback = self._fallback.decide(request, err, budget)
         return self._outcomes.finish(
             request,
             started,
@@ -383,11 +416,126 @@ class BaseJudgeReward:
 
     def _rubric(self) -> RubricJudge:
         """The criteria's judge, built on first use: this judge's settings, profile ``criterion``."""
-        with self._rubric_lock:
+        with self._side_judges_lock:
             if self._rubric_judge is None:
                 criteria_system = JudgeRewardSystem(criterion_config(self.config), backend=self._backend)
                 self._rubric_judge = RubricJudge(criteria_system)
             return self._rubric_judge
+
+    # -- groups ----------------------------------------------------------------------------
+
+    async def _score_group(
+        self, members: list[JudgeRequest | InvalidInput], started: float
+    ) -> list[RewardResult]:
+        """A group's rewards: each member pre-checked (and, with strategy cascade, ruled where the
+        rule is sure), the rest compared by the judge (``adapter/groups``) within the group
+        deadline; a member no comparison of which came back gets the fallback, with the reason."""
+        settings = self.config.group
+        if settings is None or settings.mode == "pointwise" or len(members) < 2:
+            return list(await asyncio.gather(*(self._score(m, started) for m in members)))
+        loop = asyncio.get_running_loop()
+        ruled = await asyncio.gather(
+            *(
+                self._rubric_scored(m, started)  # a rubric item is scored by its rubric, on its own
+                if _has_rubric(m)
+                else loop.run_in_executor(None, self._group_member, m, started, settings)
+                for m in members
+            )
+        )
+        results: list[RewardResult | None] = [r if isinstance(r, RewardResult) else None for r in ruled]
+        compared = [k for k, r in enumerate(ruled) if isinstance(r, JudgeRequest)]
+        if len(compared) < 2:  # nothing to compare with: judged on its own
+            for k in compared:
+                results[k] = await self._score(members[k], started)
+            return [r for r in results if r is not None]
+        graded = [r for r in ruled if isinstance(r, JudgeRequest)]
+        first = graded[0]
+        try:
+            scored = await self._groups(settings).score(
+                first.prompt,
+                first.answer,
+                first.answer_type,
+                [g.completion for g in graded],
+                settings.deadline - (time.monotonic() - started),
+            )
+        except ValueError as err:  # a group too large for listwise
+            raise JudgeInputError(f"reward_group: {err}") from None
+        for slot, k in enumerate(compared):
+            results[k] = await self._group_member_reward(
+                graded[slot], started, scored, slot, compared, settings
+            )
+        return [r for r in results if r is not None]
+
+    def _group_member(
+        self, built: JudgeRequest | InvalidInput, started: float, settings: GroupSettings
+    ) -> JudgeRequest | RewardResult:
+        """A member as the comparisons see it (after its reasoning), or its reward when a rule
+        decides it: bad input, a pre-check, or the cascade's sure rule."""
+        if isinstance(built, InvalidInput):
+            return self._outcomes.invalid(built)
+        graded = graded_request(built, self.config, load_profile(settings.mode))
+        if isinstance(graded, PrecheckVerdict):
+            return self._decided(built, started, graded)
+        decided = (
+            precheck(graded.completion, graded.answer, graded.answer_type, self._verdict_strings)
+            if self.config.prechecks
+            else None
+        )
+        if decided is not None:
+            return self._decided(built, started, decided)
+        if self.config.strategy == "cascade" and not settings.compare_decided:
+            return self._cascaded(graded, started)
+        return graded
+
+    async def _group_member_reward(
+        self,
+        request: JudgeRequest,
+        started: float,
+        scored: GroupScores,
+        slot: int,
+        compared: list[int],
+        settings: GroupSettings,
+    ) -> RewardResult:
+        """One compared member's reward: its group score, or the fallback when no comparison of it
+        came back (the rule gets its own ``timeout`` for that, past the group deadline)."""
+        as_members = {-1: -1, **dict(enumerate(compared))}
+        comparisons = [
+            c.model_copy(
+                update={
+                    "shown": [as_members[k] for k in c.shown],
+                    "ranking": None if c.ranking is None else [as_members[k] for k in c.ranking],
+                }
+            )
+            for c in scored.comparisons[slot]
+        ]
+        score = scored.scores[slot]
+        if score is None:
+            why = (
+                JudgeUnavailableError(f"no comparison of this member could be judged: {scored.first_error}")
+                if scored.first_error
+                else JudgeTimeoutError(
+                    f"no comparison of this member came back within the group deadline ({settings.deadline:g} s)"
+                )
+            )
+            return await self._afall_back(request, started, why, budget_s=self.config.timeout)
+        how = "Bradley-Terry" if settings.scoring == "bradley_terry" else "win rate"
+        explanation = (
+            f"{settings.mode}: {len(comparisons)} comparison(s) of {scored.answered} answered "
+            f"({scored.asked} asked); score {score:.2f}"
+            + (f" by {how}" if settings.mode == "pairwise" else " by mean rank")
+        )
+        return self._outcomes.finish(
+            request, started, score, "judge", explanation, reason=settings.mode, comparisons=comparisons
+        )
+
+    def _groups(self, settings: GroupSettings) -> GroupJudge:
+        """The comparisons' judge, built on first use: this judge's settings, profile ``pairwise``
+        or ``listwise``."""
+        with self._side_judges_lock:
+            if self._group_judge is None:
+                comparer = JudgeRewardSystem(comparison_config(self.config, settings), backend=self._backend)
+                self._group_judge = GroupJudge(comparer, settings)
+            return self._group_judge
 
     # -- the loop thread's state ---------------------------------------------------------
 

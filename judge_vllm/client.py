@@ -28,7 +28,7 @@ from pydantic import (
 
 from judge_prompts import JudgePrompt, clip_middle
 from judge_vllm.context import cut_tokens, join_cut, might_overflow
-from judge_vllm.contract import json_verdict, label_verdict, verdict_schema
+from judge_vllm.contract import json_verdict, label_verdict, ranking_verdict, verdict_schema
 from judge_vllm.errors import (
     JudgeConfigError,
     JudgeError,
@@ -283,9 +283,11 @@ class JudgeClient:
             self.context_cuts += 1
         return prompt
 
-    def _parse(self, reply: JudgeReply) -> Verdict:
+    def _parse(self, reply: JudgeReply, request: JudgeRequest) -> Verdict:
         if self.profile.output == "json":
             return json_verdict(reply.text, reply.finish_reason)
+        if self.profile.output == "ranking":
+            return ranking_verdict(reply.text, reply.finish_reason, len(request.responses))
         verdict = label_verdict(reply, self.profile.labels, self.profile.verdict_pattern)
         if verdict.confidence is None and self.profile.one_token_labels and not self._multi_token_labels:
             self._note_coarse_fast_verdict()
@@ -358,7 +360,7 @@ class JudgeClient:
         choices = await self._complete(CHAT_PATH if self._chat else COMPLETIONS_PATH, body)
         if not choices:
             raise JudgeParseError("judge reply has no choices")
-        return self._parse(choices[0])
+        return self._parse(choices[0], request)
 
     def endpoint(self, items: int) -> str:
         """The path a call carrying ``items`` requests goes to (for logs)."""
@@ -404,7 +406,7 @@ class JudgeClient:
                 results[i] = JudgeParseError(f"batch reply has no choice {slot}")
                 continue
             try:
-                results[i] = self._parse(choice)
+                results[i] = self._parse(choice, requests[i])
             except JudgeError as err:
                 results[i] = err
         return results  # type: ignore[return-value]

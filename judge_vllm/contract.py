@@ -11,6 +11,8 @@ Two output contracts (a profile picks one, see ``judge_vllm.profiles``):
   (``max_tokens=1`` ends the reply at the label, ``finish_reason="length"``).
 - ``json``: our rubric's ``verdict`` mode, ``{"score": 1-5, "explanation": "...",
   [aspects]}``, constrained by a JSON schema (score first, explanation bounded).
+- ``ranking``: a listwise judge's ranking of the responses it was shown, as their letters best
+  first (``B>A>C``); every letter shown exactly once, or it is no ranking.
 
 A reasoning judge's reply is read after its reasoning (``judge_vllm.reasoning``); a reply
 cut inside its reasoning is a ``JudgeReasoningCutError``. Parsing is pure: it raises
@@ -34,16 +36,20 @@ from judge_vllm.schemas import JudgeReply, LogprobPosition, Verdict
 __all__ = [
     "ASPECTS",
     "INVALID",
+    "RANKING_LETTERS",
     "SCALE",
     "SCALE_LABELS",
     "json_verdict",
     "label_verdict",
+    "ranking_verdict",
     "scale_to_unit",
     "verdict_schema",
 ]
 
 INVALID = "invalid"
 MAX_EXPLANATION_CHARS = 400
+
+RANKING_LETTERS = "ABCDEFGHIJKLMNOP"
 
 SCALE = (1, 2, 3, 4, 5)
 SCALE_LABELS = tuple(str(s) for s in SCALE)
@@ -260,3 +266,33 @@ def _explain(summary: str, rest: str) -> str:
     if len(rest) > MAX_EXPLANATION_CHARS:
         rest = "..." + rest[-MAX_EXPLANATION_CHARS:]
     return f"{summary}. {rest}"
+
+
+def ranking_verdict(content: str | None, finish_reason: str | None, shown: int) -> Verdict:
+    """Parse a listwise ranking of ``shown`` responses lettered A, B, C...: ``ranking`` holds their
+    positions as shown, best first, and ``score`` the first-shown response's place (1.0 first,
+    0.0 last)."""
+    text = _final_text(content, finish_reason)
+    if not 1 <= shown <= len(RANKING_LETTERS):
+        raise JudgeParseError(
+            f"a ranking covers 1 to {len(RANKING_LETTERS)} responses, not {shown}", raw=text
+        )
+    letters = [part.strip() for part in text.strip().split(">")]
+    expected = RANKING_LETTERS[:shown]
+    if sorted(letters) != list(expected):
+        if finish_reason == "length":
+            raise _cut_short(content, finish_reason)
+        raise JudgeParseError(
+            f"judge reply {text.strip()[:80]!r} is not a ranking of {', '.join(expected)} (each once)",
+            raw=text,
+        )
+    ranking = [RANKING_LETTERS.index(letter) for letter in letters]
+    first_place = ranking.index(0)
+    score = 1.0 if shown == 1 else 1.0 - first_place / (shown - 1)
+    return Verdict(
+        score=score,
+        explanation=f"ranking {'>'.join(letters)}",
+        raw=text,
+        label=">".join(letters),
+        ranking=ranking,
+    )

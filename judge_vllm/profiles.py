@@ -8,13 +8,15 @@ config. What a profile fixes:
 - the prompt: templates, and the endpoint: ``chat`` (the judge model's chat template) or
   ``completions`` (a raw prompt, no chat template);
 - the output contract: labels with a label -> reward map (a reward in [0, 1], or
-  ``invalid``: the judge says the graded response is not a valid answer, reward 0), the
-  structured-outputs constraint (``choice``, ``regex`` or ``json``), where the label sits
-  in the reply (``verdict_pattern``), and the token budget;
+  ``invalid``: the judge says the graded response is not a valid answer, reward 0), or a
+  ``ranking`` of the responses shown (listwise; no labels), the structured-outputs
+  constraint (``choice``, ``regex`` or ``json``), where the label sits in the reply
+  (``verdict_pattern``), and the token budget;
 - what the judge is shown: the whole completion or the final answer our rules extract.
 
 Templates get these variables: ``prompt`` (the question), ``answer`` (the reference),
-``completion`` (the graded response or its extracted answer), ``answer_type``,
+``completion`` (the graded response or its extracted answer), ``responses`` (a comparison's
+responses in the order shown, each cut to its share of the completion budget), ``answer_type``,
 ``rubric`` and ``rubric_name`` (our rubric's per-answer_type include), ``nonce``,
 ``labels``, ``output``, ``aspects``, ``score_rubric`` (a user-given grading rubric) and the
 profile's own ``variables``.
@@ -95,8 +97,8 @@ class JudgeProfile(BaseModel):
     system_template: str | None = Field(default=None, description="chat only; None = no system message")
     user_template: str = Field(default="user.j2", description="the user message, or the whole raw prompt")
     variables: dict[str, Any] = Field(default_factory=dict)
-    labels: dict[str, LabelReward] = Field(min_length=1)
-    output: Literal["label", "json"] = "label"
+    labels: dict[str, LabelReward] = Field(default_factory=dict, description="none for output: ranking")
+    output: Literal["label", "json", "ranking"] = "label"
     constraint: Literal["choice", "regex", "json", "none"] = "choice"
     regex: str | None = Field(
         default=None,
@@ -127,12 +129,17 @@ class JudgeProfile(BaseModel):
             except re.error as err:
                 raise ValueError(f"pattern {constraint!r} is not a valid regex: {err}") from None
         # The verdict pattern runs here, on judge replies: probed at load, bounded at each search.
-        verdict = compile_user_pattern(self.verdict_pattern, "verdict_pattern") if self.verdict_pattern else None
+        verdict = (
+            compile_user_pattern(self.verdict_pattern, "verdict_pattern") if self.verdict_pattern else None
+        )
         if verdict is not None and verdict.groups < 1:
             raise ValueError("verdict_pattern needs a group around the label")
         if self.endpoint == "completions" and self.system_template is not None:
             raise ValueError("the completions endpoint has no system message: drop system_template")
-        if all(v == INVALID for v in self.labels.values()):
+        if self.output == "ranking":
+            if self.labels or self.constraint == "choice":
+                raise ValueError("output: ranking has no labels: constrain it with a regex (or none)")
+        elif all(v == INVALID for v in self.labels.values()):
             raise ValueError("at least one label needs a reward")
         return self
 
@@ -164,6 +171,7 @@ class JudgeProfile(BaseModel):
         if self.needs_score_rubric and score_rubric is None:
             raise JudgeConfigError(f"profile {self.name!r} needs a score_rubric in the reward config")
         shared, system = self._fixed(request.answer_type, score_rubric, aspects)
+        share = max_completion_chars // max(len(request.responses), 1)
         user = render_template(
             self.template_dir,
             self.user_template,
@@ -171,6 +179,7 @@ class JudgeProfile(BaseModel):
             prompt=neutralise(clip_middle(request.prompt, max_prompt_chars)),
             answer=neutralise(clip_middle(request.answer, max_prompt_chars)),
             completion=neutralise(clip_middle(completion, max_completion_chars)),
+            responses=[neutralise(clip_middle(r, share)) for r in request.responses],
             nonce=nonce or new_nonce(),
         )
         return JudgePrompt(system=system, user=user)

@@ -84,11 +84,23 @@ class JudgeRequest(BaseModel):
     final_answer: str | None = Field(
         default=None, description="the completion's final answer as our rules extract it, if any"
     )
+    responses: tuple[str, ...] = Field(
+        default=(),
+        description="a comparison's responses in the order shown (pairwise: two, listwise: a group); "
+        "empty for one completion judged on its own",
+    )
 
     @field_validator("prompt", "completion", "answer", mode="before")
     @classmethod
     def _text(cls, value: Any, info: Any) -> str:
         return coerce_text(value, info.field_name)
+
+    @field_validator("responses", mode="before")
+    @classmethod
+    def _responses(cls, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+            raise ValueError(f"responses must be a list of strings, got {type(value).__name__}")
+        return tuple(coerce_text(v, f"responses[{k}]") for k, v in enumerate(value))
 
     @field_validator("answer_type", mode="before")
     @classmethod
@@ -115,6 +127,9 @@ class Verdict(BaseModel):
         default=None, description="each member's score when the verdict aggregates an ensemble"
     )
     label: str | None = Field(default=None, description="the label the judge gave (sampled)")
+    ranking: list[int] | None = Field(
+        default=None, description="a listwise verdict: the responses' positions as shown, best first"
+    )
 
 
 # -- the judge server's reply ---------------------------------------------------------

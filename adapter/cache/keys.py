@@ -24,9 +24,16 @@ KEY_SCHEMA_VERSION = 2
 def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> str:
     """A collision-safe key for the verdict the judge would give this request."""
     digest = _settings_digest(model, config).copy()
-    fields = [request.prompt, request.completion, request.answer, request.answer_type]
+    fields: list[str | list[str] | None] = [
+        request.prompt,
+        request.completion,
+        request.answer,
+        request.answer_type,
+    ]
     if request.final_answer is not None:  # what a final-answer profile shows the judge
         fields.append(request.final_answer)
+    if request.responses:  # a comparison: the responses in the order shown
+        fields.append(list(request.responses))
     # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
     # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
     digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))

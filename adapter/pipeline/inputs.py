@@ -17,7 +17,15 @@ from pydantic import ValidationError
 from judge_vllm.errors import JudgeInputError
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["REQUEST_FIELDS", "InvalidInput", "RewardItem", "batch_items", "build_request", "request_from_item"]
+__all__ = [
+    "REQUEST_FIELDS",
+    "InvalidInput",
+    "RewardItem",
+    "batch_items",
+    "build_request",
+    "group_requests",
+    "request_from_item",
+]
 
 RewardItem = Mapping[str, Any] | JudgeRequest | Sequence[Any]
 REQUEST_FIELDS = ("prompt", "completion", "answer", "answer_type")
@@ -74,3 +82,19 @@ def batch_items(items: Any) -> list[Any]:
             f"got {type(items).__name__}"
         )
     return list(items)
+
+
+def group_requests(items: Any) -> list[JudgeRequest | InvalidInput]:
+    """The members of a ``reward_group`` call: completions of one question against one reference;
+    ``JudgeInputError`` naming the first member that differs (a bad member gets its own reward)."""
+    built = [request_from_item(item) for item in batch_items(items)]
+    valid = [(k, r) for k, r in enumerate(built) if isinstance(r, JudgeRequest)]
+    for k, request in valid[1:]:
+        first = valid[0][1]
+        for field in ("prompt", "answer"):
+            if getattr(request, field) != getattr(first, field):
+                raise JudgeInputError(
+                    f"reward_group: item {k} has another {field} than item {valid[0][0]}; a group is "
+                    "the completions of one prompt (call reward_group once per prompt)"
+                )
+    return built

@@ -6,11 +6,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["JUDGE_DECIDED", "RewardResult", "Source"]
+__all__ = ["JUDGE_DECIDED", "GroupComparison", "RewardResult", "Source"]
 
 Source = Literal["judge", "cache", "rule", "rule_fallback", "error"]
 # The sources of a reward the judge decided (fresh or stored); the others are rules or failures.
 JUDGE_DECIDED: frozenset[str] = frozenset({"judge", "cache"})
+
+
+class GroupComparison(BaseModel):
+    """One comparison a group reward came from, by the members' indices in the group (-1: the
+    reference answer): ``shown`` in the order the judge saw them; ``p_first`` (pairwise) the
+    judge's probability that the first shown is better; ``ranking`` (listwise) best first."""
+
+    model_config = ConfigDict(frozen=True)
+
+    shown: list[int]
+    p_first: float | None = None
+    ranking: list[int] | None = None
+    source: Source
 
 
 class RewardResult(BaseModel):
@@ -21,7 +34,8 @@ class RewardResult(BaseModel):
     ``error`` (the judge failed and fallback is off). ``label`` is the label the judge gave
     (judge and cache sources), e.g. "C" when CompassVerifier calls the response invalid;
     ``judge_score`` the judge's own score before calibration and ``calibration`` the identity
-    of the ``calibration_file`` applied (None when none was).
+    of the ``calibration_file`` applied (None when none was); ``comparisons`` the comparisons a
+    group reward (``reward_group``) came from.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -39,6 +53,7 @@ class RewardResult(BaseModel):
     label: str | None = None
     judge_score: float | None = None
     calibration: str | None = None
+    comparisons: list[GroupComparison] | None = None
 
     @property
     def score(self) -> float | None:

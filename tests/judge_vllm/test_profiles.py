@@ -4,10 +4,16 @@ import math
 
 import pytest
 
-from judge_vllm.contract import label_verdict
+from judge_vllm.contract import label_verdict, ranking_verdict
 from judge_vllm.errors import JudgeConfigError, JudgeParseError, JudgeReasoningCutError
 from judge_vllm.profiles import builtin_profile_names, load_profile
-from judge_vllm.schemas import JudgeReply, LogprobPosition, parse_chat_reply, parse_completion_reply
+from judge_vllm.schemas import (
+    JudgeReply,
+    JudgeRequest,
+    LogprobPosition,
+    parse_chat_reply,
+    parse_completion_reply,
+)
 from judge_vllm.settings import JudgeClientConfig
 
 CV = load_profile("compassverifier")
@@ -34,10 +40,35 @@ def test_every_bundled_profile_loads_and_states_its_source_and_licence():
         "xverify",
         "general-verifier",
         "prometheus",
+        "criterion",
+        "pairwise",
+        "listwise",
     }
     for name in names:
         profile = load_profile(name)
-        assert profile.source and profile.licence and profile.labels
+        assert profile.source and profile.licence
+        assert bool(profile.labels) == (profile.output != "ranking")  # a ranking's letters are no labels
+
+
+def test_a_ranking_is_every_letter_shown_once_best_first():
+    verdict = ranking_verdict("C>A>B", "stop", 3)
+    assert verdict.ranking == [2, 0, 1] and verdict.label == "C>A>B" and verdict.score == 0.5
+    assert ranking_verdict("A", "stop", 1).score == 1.0
+    for bad in ("A>B", "A>A>B", "A>B>D", "A, B, C", ""):
+        with pytest.raises(JudgeParseError):
+            ranking_verdict(bad, "stop", 3)
+    with pytest.raises(JudgeParseError, match="cut short"):
+        ranking_verdict("A>B>", "length", 3)
+
+
+def test_a_ranking_profile_takes_no_labels_and_no_choice_constraint(tmp_path):
+    for k, extra in enumerate(("labels: {A: 1.0}\nconstraint: regex\nregex: '[A-B]'", "constraint: choice")):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        (folder / "user.j2").write_text("{{ responses | length }}")
+        (folder / "profile.yaml").write_text(f"output: ranking\n{extra}\n")
+        with pytest.raises(JudgeConfigError, match="ranking has no labels"):
+            load_profile(str(folder))
 
 
 def test_compassverifier_reward_is_p_of_a_and_c_is_an_invalid_response():
@@ -180,3 +211,28 @@ def test_the_fixed_prompt_cache_is_bounded_whatever_answer_types_arrive():
         request = JudgeRequest(prompt="q", completion="c", answer="a", answer_type=f"made-up type {i}")
         profile.render(request, "c", max_prompt_chars=1000, max_completion_chars=1000)
     assert len(profile._fixed_cache) == FIXED_CACHE_SIZE
+
+
+def test_comparison_prompts_share_their_start_and_tag_every_response():
+    request = JudgeRequest(prompt="Q?", answer="42", responses=("first </response-x>", "second"))
+    prompts = {
+        name: load_profile(name).render(
+            request, "", max_prompt_chars=1000, max_completion_chars=1000, nonce="n"
+        )
+        for name in ("pairwise", "listwise")
+    }
+    for prompt in prompts.values():
+        assert prompt.user.startswith("QUESTION:\nQ?\n\nREFERENCE ANSWER:\n42\n")
+        assert prompt.user.count("<response-n>") == 2 and "<\u200b/response-x>" in prompt.user
+    assert "RESPONSE A:" in prompts["listwise"].user and "Rank all 2 responses" in prompts["listwise"].user
+    bare = JudgeRequest(prompt="Q?", responses=("a", "b"))
+    assert (
+        "REFERENCE"
+        not in load_profile("pairwise").render(bare, "", max_prompt_chars=9, max_completion_chars=9).user
+    )
+
+
+def test_each_compared_response_gets_its_share_of_the_completion_budget():
+    request = JudgeRequest(prompt="Q?", responses=("x" * 500, "y" * 500))
+    user = load_profile("pairwise").render(request, "", max_prompt_chars=100, max_completion_chars=400).user
+    assert user.count("characters omitted") == 2 and user.count("x") < 250

@@ -1,0 +1,185 @@
+"""A group judged by comparison: the judge's calls for one group, under the group deadline.
+
+Each comparison is one request to a reward system of its own (``comparison_config``: the
+group's judge, profile ``pairwise`` or ``listwise``, judge only), which the facade builds and
+hands in, so comparisons are batched, cached and single-flighted like single judgments (the
+responses in the order shown are part of the cache key). Comparisons still out at the
+deadline are dropped; the scores come from those that came back, and a member left without
+any has score None (the facade gives it the fallback, with the reason).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from adapter.config import RewardConfig
+from adapter.groups.preferences import Comparison, bradley_terry, listwise_scores, pair_preferences, win_rates
+from adapter.groups.schedules import REFERENCE, Pair, all_pairs, anchored, cyclic_shifts, round_robin
+from adapter.groups.settings import GroupSettings
+from adapter.pipeline.result import GroupComparison
+from judge_vllm.contract import RANKING_LETTERS
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = [
+    "MAX_LISTWISE",
+    "ComparisonRewarder",
+    "GroupJudge",
+    "GroupScores",
+    "comparison_config",
+]
+
+MAX_LISTWISE = len(RANKING_LETTERS)
+
+
+class ComparisonRewarder(Protocol):
+    """What judges the comparisons: a reward system's batch method."""
+
+    async def areward_batch(
+        self, items: Iterable[Mapping[str, Any] | JudgeRequest]
+    ) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+def comparison_config(config: RewardConfig, settings: GroupSettings) -> RewardConfig:
+    """The group's judge settings for comparisons: profile ``pairwise`` or ``listwise``, judge
+    only (a rule cannot compare), within the group deadline, none of the member's extras."""
+    return config.model_copy(
+        update={
+            "profile": settings.mode,
+            "mode": "fast",
+            "strategy": "judge",
+            "prechecks": False,  # the members were pre-checked; a comparison has no completion
+            "fallback_to_rule": False,
+            "timeout": min(config.timeout, settings.deadline),
+            "calibration": None,
+            "calibration_file": None,
+            "escalate_to": None,
+            "judge_urls": None,
+            "canary_interval": None,
+            "metrics_port": None,
+            "judgment_log_path": None,
+            "score_rubric": None,
+            "group": None,
+        }
+    )
+
+
+class GroupScores(BaseModel):
+    """Each member's score (None: no comparison of it came back) and the comparisons it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scores: list[float | None]
+    comparisons: list[list[GroupComparison]]
+    asked: int
+    answered: int
+    first_error: str | None = None
+
+
+class GroupJudge:
+    """Asks the comparisons a group's mode and schedule call for, and scores the members."""
+
+    def __init__(self, comparer: ComparisonRewarder, settings: GroupSettings) -> None:
+        self.comparer = comparer
+        self.settings = settings
+
+    async def score(
+        self,
+        question: str,
+        reference: str,
+        answer_type: str | None,
+        responses: Sequence[str],
+        deadline_s: float,
+    ) -> GroupScores:
+        """Compare ``responses`` (the members' graded texts) and score them, within ``deadline_s``."""
+        n = len(responses)
+        if self.settings.mode == "listwise":
+            if n > MAX_LISTWISE:
+                raise ValueError(f"listwise ranks at most {MAX_LISTWISE} responses, the group has {n}")
+            orders = cyclic_shifts(n, min(self.settings.permutations or n, n))
+        else:
+            orders = [list(pair) for pair in self._pairs(n, reference)]
+        with_reference = any(REFERENCE in order for order in orders)
+        requests = [
+            JudgeRequest(
+                prompt=question,
+                # The reference competes as a response when it is the anchor, so it is not also shown as the key.
+                answer="" if with_reference else reference,
+                answer_type=answer_type,
+                responses=tuple(reference if k == REFERENCE else responses[k] for k in order),
+            )
+            for order in orders
+        ]
+        replies = await self._within(requests, deadline_s)
+        records: list[GroupComparison] = []
+        errors: list[str] = []
+        for order, reply in zip(orders, replies, strict=True):
+            record = _record(order, reply, self.settings.mode)
+            if record is not None:
+                records.append(record)
+            elif reply is not None:
+                errors.append(str(reply.get("error") or reply.get("explanation")))
+        scores = self._scores(n, records)
+        per_member = [[r for r in records if k in r.shown] for k in range(n)]
+        return GroupScores(
+            scores=scores,
+            comparisons=per_member,
+            asked=len(requests),
+            answered=len(records),
+            first_error=errors[0] if errors else None,
+        )
+
+    def _pairs(self, n: int, reference: str) -> list[Pair]:
+        settings = self.settings
+        if settings.schedule == "round_robin":
+            return round_robin(n, settings.opponents) if n > 1 else []
+        if settings.schedule == "anchor":
+            anchor = REFERENCE if settings.anchor == "reference" and reference.strip() else 0
+            return anchored(n, anchor) if n > 0 else []
+        return all_pairs(n)
+
+    async def _within(self, requests: list[JudgeRequest], deadline_s: float) -> list[dict[str, Any] | None]:
+        """Each request's reply, or None for those not back within ``deadline_s``."""
+        if not requests:
+            return []
+        tasks = [asyncio.ensure_future(self.comparer.areward_batch([r])) for r in requests]
+        done, pending = await asyncio.wait(tasks, timeout=max(deadline_s, 0.0))
+        for task in pending:
+            task.cancel()
+        return [t.result()[0] if t in done and t.exception() is None else None for t in tasks]
+
+    def _scores(self, n: int, records: list[GroupComparison]) -> list[float | None]:
+        if self.settings.mode == "listwise":
+            return listwise_scores(n, [r.ranking for r in records if r.ranking is not None])
+        comparisons = [
+            Comparison(first=r.shown[0], second=r.shown[1], p_first=r.p_first)
+            for r in records
+            if r.p_first is not None
+        ]
+        preferences = pair_preferences(comparisons)
+        if self.settings.scoring == "win_rate":
+            return win_rates(n, preferences)
+        return bradley_terry(n, preferences)
+
+    def close(self) -> None:
+        """Close the comparisons' reward system."""
+        self.comparer.close()
+
+
+def _record(order: list[int], reply: dict[str, Any] | None, mode: str) -> GroupComparison | None:
+    """One comparison's result as members' indices, or None when the judge gave none."""
+    if reply is None or reply.get("source") not in ("judge", "cache") or reply.get("reward") is None:
+        return None
+    if mode == "listwise":
+        label = str(reply.get("label") or "")
+        letters = label.split(">")
+        if sorted(letters) != list(RANKING_LETTERS[: len(order)]):
+            return None
+        ranking = [order[RANKING_LETTERS.index(letter)] for letter in letters]
+        return GroupComparison(shown=order, ranking=ranking, source=reply["source"])
+    return GroupComparison(shown=order, p_first=float(reply["reward"]), source=reply["source"])

@@ -1,0 +1,246 @@
+"""Group rewards through the reward system (in-process backends: plumbing and bias, never quality).
+
+``PositionBiased`` always prefers what it is shown first (pairwise "A", listwise "A>B>C..."):
+asked in both orders / in every cyclic shift, it must favour nobody. ``PrefersMarked`` prefers the
+response that holds more "+" signs, so the expected order of a group is known.
+"""
+
+import asyncio
+import time
+
+import pytest
+
+from adapter import JudgeRewardSystem
+from judge_vllm.backend import JudgeBackend
+from judge_vllm.contract import RANKING_LETTERS
+from judge_vllm.errors import JudgeInputError
+from judge_vllm.schemas import JudgeRequest, Verdict
+
+QUESTION = "Write a slogan for a bakery."
+
+
+class PositionBiased(JudgeBackend):
+    """A judge that prefers the first response shown, always."""
+
+    def __init__(self) -> None:
+        self.requests: list[JudgeRequest] = []
+
+    async def judge_many(self, requests):
+        self.requests.extend(requests)
+        return [self._judge(r) for r in requests]
+
+    def _judge(self, request: JudgeRequest) -> Verdict:
+        n = len(request.responses)
+        if n == 2:
+            return Verdict(score=1.0, label="A")
+        return Verdict(score=1.0, label=">".join(RANKING_LETTERS[:n]), ranking=list(range(n)))
+
+    @property
+    def known_model(self):
+        return "position-biased"
+
+
+class PrefersMarked(PositionBiased):
+    """A judge that prefers the response with more "+" in it (ties: the first shown); a response
+    holding "hang" is never answered. (Members are words, not letters: a one-letter completion is
+    a verdict string, which the pre-checks zero.)"""
+
+    async def judge_many(self, requests):
+        if any("hang" in r for request in requests for r in request.responses):
+            await asyncio.sleep(3600)
+        return await super().judge_many(requests)
+
+    def _judge(self, request: JudgeRequest) -> Verdict:
+        marks = [r.count("+") for r in request.responses]
+        if len(marks) == 2:
+            first = marks[0] >= marks[1]
+            return Verdict(score=1.0 if first else 0.0, label="A" if first else "B")
+        order = sorted(range(len(marks)), key=lambda k: -marks[k])
+        return Verdict(score=1.0, label=">".join(RANKING_LETTERS[k] for k in order), ranking=order)
+
+
+def _system(tmp_path, backend, **group):
+    config = {
+        "use_cache": False,
+        "batch_timeout": 0.01,
+        "timeout": 5,
+        "cache_dir": str(tmp_path / "c"),
+        "group": group,
+    }
+    return JudgeRewardSystem(config, backend=backend)
+
+
+def _items(*completions, answer=""):
+    return [{"prompt": QUESTION, "completion": c, "answer": answer} for c in completions]
+
+
+GROUP = ["Fresh every morning.", "Bread you can trust.", "Rise and shine with us.", "Crumbs of joy."]
+
+
+@pytest.mark.parametrize(
+    "group",
+    [
+        {"mode": "pairwise", "schedule": "all_pairs"},
+        {"mode": "pairwise", "schedule": "all_pairs", "scoring": "win_rate"},
+        {"mode": "pairwise", "schedule": "round_robin", "opponents": 1},
+        {"mode": "pairwise", "schedule": "anchor", "anchor": "first"},
+        {"mode": "listwise"},
+    ],
+    ids=["all_pairs_bt", "all_pairs_win_rate", "round_robin", "anchor_first", "listwise"],
+)
+def test_a_judge_that_always_prefers_the_first_shown_favours_nobody(tmp_path, group):
+    with _system(tmp_path, PositionBiased(), **group) as rs:
+        results = rs.reward_group(_items(*GROUP))
+    rewards = [r["reward"] for r in results]
+    assert all(r["source"] == "judge" and r["reason"] == group["mode"] for r in results)
+    assert rewards == pytest.approx([rewards[0]] * len(GROUP))
+
+
+def test_one_order_only_would_have_favoured_the_first_shown(tmp_path):
+    """The check above can fail: without the second order, the biased judge's favourite wins."""
+    from adapter.groups import Comparison, bradley_terry, pair_preferences
+
+    one_order = [Comparison(first=i, second=j, p_first=1.0) for i in range(4) for j in range(i + 1, 4)]
+    scores = bradley_terry(4, pair_preferences(one_order))
+    assert scores[0] > scores[3] + 0.3
+
+
+@pytest.mark.parametrize(
+    "group",
+    [
+        {"mode": "pairwise"},
+        {"mode": "pairwise", "schedule": "round_robin", "opponents": 2},
+        {"mode": "pairwise", "scoring": "win_rate"},
+        {"mode": "listwise"},
+        {"mode": "listwise", "permutations": 2},
+    ],
+)
+def test_members_are_ordered_by_what_the_judge_prefers(tmp_path, group):
+    completions = ["ok +", "best +++", "poor", "good ++"]
+    with _system(tmp_path, PrefersMarked(), **group) as rs:
+        rewards = [r["reward"] for r in rs.reward_group(_items(*completions))]
+    assert rewards[1] > rewards[3] > rewards[0] > rewards[2]
+    assert all(0.0 <= r <= 1.0 for r in rewards)
+
+
+def test_pairwise_asks_every_pair_in_both_orders_and_lists_each_members_comparisons(tmp_path):
+    backend = PrefersMarked()
+    with _system(tmp_path, backend, mode="pairwise") as rs:
+        results = rs.reward_group(_items("first +", "second", "third ++"))
+    shown = sorted(tuple(r.responses) for r in backend.requests)
+    assert len(backend.requests) == 6 and len(set(shown)) == 6
+    member_1 = results[1]["comparisons"]
+    assert sorted(tuple(c["shown"]) for c in member_1) == [(0, 1), (1, 0), (1, 2), (2, 1)]
+    assert all(c["p_first"] in (0.0, 1.0) and c["source"] == "judge" for c in member_1)
+
+
+def test_anchor_on_the_reference_shows_it_as_a_response_not_as_the_key(tmp_path):
+    backend = PrefersMarked()
+    with _system(tmp_path, backend, mode="pairwise", schedule="anchor") as rs:
+        results = rs.reward_group(_items("x ++", "y", answer="ref +"))
+    assert len(backend.requests) == 4  # 2n
+    assert all(r.answer == "" and "ref +" in r.responses for r in backend.requests)
+    assert results[0]["reward"] > results[1]["reward"]
+    assert {tuple(c["shown"]) for c in results[0]["comparisons"]} == {(0, -1), (-1, 0)}
+
+
+def test_the_reference_is_shown_with_the_question_when_members_meet_each_other(tmp_path):
+    backend = PositionBiased()
+    with _system(tmp_path, backend, mode="listwise") as rs:
+        rs.reward_group(_items("one", "two", "three", answer="42"))
+    assert {r.answer for r in backend.requests} == {"42"} and len(backend.requests) == 3
+
+
+def test_a_hanging_comparison_costs_at_most_the_deadline_and_every_member_is_rewarded(tmp_path):
+    backend = PrefersMarked()
+    config = {
+        "use_cache": False,
+        "batch_timeout": 0.0,
+        "max_batch_size": 1,
+        "timeout": 2,
+        "cache_dir": str(tmp_path / "c"),
+        "group": {"mode": "pairwise", "deadline": 1.0},
+    }
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        started = time.monotonic()
+        results = rs.reward_group(_items("a +", "b ++", "hang"))
+        elapsed = time.monotonic() - started
+    assert elapsed < 1.0 + 2 + 1.0  # the deadline plus one timeout (and scheduling slack)
+    assert [r["source"] for r in results[:2]] == ["judge", "judge"]
+    assert results[1]["reward"] > results[0]["reward"]
+    assert results[2]["source"] == "rule_fallback" and results[2]["reward"] is not None
+    assert "group deadline" in results[2]["error"] or "could be judged" in results[2]["error"]
+
+
+def test_members_decided_by_a_precheck_are_not_compared(tmp_path):
+    backend = PositionBiased()
+    with _system(tmp_path, backend, mode="pairwise") as rs:
+        results = rs.reward_group(_items("Fresh bread.", "", "Warm loaves."))
+    assert results[1]["source"] == "rule" and results[1]["reward"] == 0.0
+    assert all("" not in r.responses for r in backend.requests) and len(backend.requests) == 2
+
+
+def test_cascade_members_the_rule_proves_are_not_compared_unless_asked(tmp_path):
+    items = [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": "NUMBER"} for c in
+             ("The answer is 4.", "The answer is 5.", "Four, I think, or maybe five", "I would say four")]  # fmt: skip
+    backend = PositionBiased()
+    config = {"use_cache": False, "timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        results = rs.reward_group(items)
+    assert [r["source"] for r in results[:2]] == ["rule", "rule"] and results[0]["reward"] == 1.0
+    assert len(backend.requests) == 2  # only the two the rule was unsure of, both orders
+    backend = PositionBiased()
+    config["group"] = {"mode": "pairwise", "compare_decided": True}
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        rs.reward_group(items)
+    assert len(backend.requests) == 12
+
+
+def test_a_group_of_one_is_judged_on_its_own(tmp_path):
+    from judge_vllm.testing.fake_backend import FakeBackend
+
+    with _system(tmp_path, FakeBackend(), mode="pairwise") as rs:
+        (result,) = rs.reward_group([{"prompt": "2+2?", "completion": "4", "answer": "4"}])
+    assert result["source"] == "judge" and result["comparisons"] is None
+
+
+def test_pointwise_mode_is_reward_batch(tmp_path):
+    from judge_vllm.testing.fake_backend import FakeBackend
+
+    items = [{"prompt": "2+2?", "completion": c, "answer": "4"} for c in ("4", "5")]
+    with _system(tmp_path, FakeBackend(), mode="pointwise") as rs:
+        assert [r["reward"] for r in rs.reward_group(items)] == [1.0, 0.0]
+
+
+def test_members_of_different_prompts_are_refused_with_the_item_named(tmp_path):
+    with (
+        _system(tmp_path, PositionBiased()) as rs,
+        pytest.raises(JudgeInputError, match="item 1 has another prompt"),
+    ):
+        rs.reward_group([{"prompt": "a", "completion": "x"}, {"prompt": "b", "completion": "y"}])
+
+
+def test_listwise_refuses_a_group_larger_than_its_letters(tmp_path):
+    with (
+        _system(tmp_path, PositionBiased(), mode="listwise") as rs,
+        pytest.raises(JudgeInputError, match="at most 16"),
+    ):
+        rs.reward_group(_items(*(f"slogan {k}" for k in range(17))))
+
+
+def test_comparisons_are_cached_by_the_order_shown(tmp_path):
+    backend = PositionBiased()
+    config = {"cache_dir": str(tmp_path / "c"), "timeout": 5, "group": {"mode": "pairwise"}}
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        first = rs.reward_group(_items("one", "two"))
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        second = rs.reward_group(_items("one", "two"))
+    assert len(backend.requests) == 2  # (a, b) and (b, a): two keys, each asked once
+    assert {c["source"] for c in second[0]["comparisons"]} == {"cache"}
+    assert [r["reward"] for r in first] == [r["reward"] for r in second]
+
+
+async def test_the_async_api_scores_groups_too(tmp_path):
+    with _system(tmp_path, PrefersMarked(), mode="listwise") as rs:
+        results = await rs.areward_group(_items("one +", "two +++", "three ++"))
+    assert [r["reward"] for r in results] == [0.0, 1.0, 0.5]
