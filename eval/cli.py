@@ -3,6 +3,7 @@
 judge-eval --data FILE --config configs/reward.yaml --out DIR [--rule-only] [--limit N]
            [--label-field label] [--map prompt=question,label=is_correct] [--strict] [--profiles a,b,c] [--strategies judge,cascade]
            [--min-judged 0.9] [--allow-fallback] [--calibrate calib.json [--calibration-method platt]]
+judge-eval --data FILE --group-modes pointwise,pairwise,pairwise:anchor,listwise --out DIR
 judge-eval --from-log judgments.jsonl [judgments.jsonl.1 ...] --out DIR [--top N]
            [--high-reward 0.9] [--bucket-minutes M]
 
@@ -11,7 +12,9 @@ DIR/agreement.png, and prints a summary table. With --profiles and/or --strategi
 the rows once per variant and writes DIR/compare.md (``eval.compare``) and each variant's
 scores under DIR/<profile>-<strategy>/. With --from-log it reads judgment logs written in
 training (``judgment_log_path``) and writes DIR/log_report.md, .html and .json
-(``eval.from_log``, ``eval.log_report``). Exit codes: 0 done, 2 bad input or config, 3 the
+(``eval.from_log``, ``eval.log_report``). With --group-modes it scores the labelled groups
+(rows sharing a prompt, with a correct and an incorrect member) once per group mode and
+writes DIR/groups.md (``eval.group_eval``). Exit codes: 0 done, 2 bad input or config, 3 the
 judge did not judge: it decided fewer than ``--min-judged`` of the rows sent to it (fallbacks,
 errors) or none at all; the outputs are still written, and the report opens with that fact.
 ``--allow-fallback`` reports such a run with exit code 0.
@@ -38,6 +41,7 @@ from eval.coverage import DEFAULT_MIN_JUDGED, JudgeCoverage, judge_coverage
 from eval.data_files import FORMATS
 from eval.dataset import DEFAULT_GROUP_BY, LoadedRows, MalformedInputError, load_rows, parse_column_map
 from eval.from_log import read_logs
+from eval.group_eval import evaluate_group_modes, group_modes_markdown, labelled_groups, parse_group_mode
 from eval.log_report import LOG_REPORT_MD, write_log_report
 from eval.metrics import EvalSummary, summarize
 from eval.plots import (
@@ -114,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--profiles", type=_names, help="compare judge profiles, e.g. rubric,binary,compassverifier"
     )
     parser.add_argument("--strategies", type=_names, help="compare strategies: judge,cascade")
+    parser.add_argument(
+        "--group-modes",
+        type=_names,
+        help="compare group modes on labelled groups: pointwise,pairwise,pairwise:round_robin,listwise",
+    )
     parser.add_argument(
         "--min-judged",
         type=_unit_float,
@@ -275,6 +284,42 @@ def _compare(
     return _judged_enough(args, coverages, err)
 
 
+GROUPS_MD = "groups.md"
+
+
+def _group_modes(
+    args: argparse.Namespace, base: RewardConfig, loaded: LoadedRows, out: Console, err: Console
+) -> int:
+    """Score the labelled groups once per group mode and write DIR/groups.md."""
+    try:
+        modes = [parse_group_mode(name, base.group) for name in args.group_modes]
+    except ValueError as error:
+        err.print(f"error: --group-modes: {error}", markup=False, highlight=False)
+        return 2
+    groups = labelled_groups(loaded.rows)
+    if not groups:
+        err.print("error: no labelled groups: no prompt has both a correct and an incorrect row")
+        return 2
+    with _progress(err, not args.no_progress) as progress:
+        tasks = {name: progress.add_task(name, total=len(groups)) for name, _ in modes}
+        stats = evaluate_group_modes(
+            groups, base, modes, args.seed, lambda name, n: progress.advance(tasks[name], n)
+        )
+    text = group_modes_markdown(stats, str(args.data), args.min_judged)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / GROUPS_MD).write_text(text, encoding="utf-8")
+    out.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+    short = [s for s in stats if s.judged_share < args.min_judged]
+    for s in short:
+        label = "warning" if args.allow_fallback else "error"
+        err.print(
+            f"{label}: {s.mode}: the judge decided {s.judged_share:.0%} of the members",
+            markup=False,
+            emoji=False,
+        )
+    return 3 if short and not args.allow_fallback else 0
+
+
 def _from_log(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Read judgment logs and write DIR/log_report.{md,html,json}."""
     try:
@@ -327,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibrate and (args.rule_only or args.profiles or args.strategies):
         err.print("error: --calibrate fits one judge: drop --rule-only, --profiles and --strategies")
         return 2
+    if args.group_modes:
+        return _group_modes(args, config, loaded, out, err)
     if args.profiles or args.strategies:
         args.out.mkdir(parents=True, exist_ok=True)
         return _compare(args, config, loaded, out, err)

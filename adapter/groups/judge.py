@@ -120,10 +120,10 @@ class GroupJudge:
         errors: list[str] = []
         for order, reply in zip(orders, replies, strict=True):
             record = _record(order, reply, self.settings.mode)
-            if record is not None:
+            if isinstance(record, GroupComparison):
                 records.append(record)
-            elif reply is not None:
-                errors.append(str(reply.get("error") or reply.get("explanation")))
+            elif record is not None:
+                errors.append(record)
         scores = self._scores(n, records)
         per_member = [[r for r in records if k in r.shown] for k in range(n)]
         return GroupScores(
@@ -171,15 +171,18 @@ class GroupJudge:
         self.comparer.close()
 
 
-def _record(order: list[int], reply: dict[str, Any] | None, mode: str) -> GroupComparison | None:
-    """One comparison's result as members' indices, or None when the judge gave none."""
-    if reply is None or reply.get("source") not in ("judge", "cache") or reply.get("reward") is None:
+def _record(order: list[int], reply: dict[str, Any] | None, mode: str) -> GroupComparison | str | None:
+    """One comparison's result as members' indices; what went wrong when the judge gave none; None
+    when it did not come back in time."""
+    if reply is None:
         return None
+    if reply.get("source") not in ("judge", "cache") or reply.get("reward") is None:
+        return str(reply.get("error") or reply.get("explanation"))
     if mode == "listwise":
         label = str(reply.get("label") or "")
         letters = label.split(">")
         if sorted(letters) != list(RANKING_LETTERS[: len(order)]):
-            return None
+            return f"the judge's reply {label[:40]!r} is not a ranking of {len(order)} responses"
         ranking = [order[RANKING_LETTERS.index(letter)] for letter in letters]
         return GroupComparison(shown=order, ranking=ranking, source=reply["source"])
     return GroupComparison(shown=order, p_first=float(reply["reward"]), source=reply["source"])

@@ -1,62 +1,31 @@
 """Group rewards through the reward system (in-process backends: plumbing and bias, never quality).
 
-``PositionBiased`` always prefers what it is shown first (pairwise "A", listwise "A>B>C..."):
-asked in both orders / in every cyclic shift, it must favour nobody. ``PrefersMarked`` prefers the
-response that holds more "+" signs, so the expected order of a group is known.
+``position_biased()`` always prefers what it is shown first (pairwise "A", listwise "A>B>C..."):
+asked in both orders / in every cyclic shift, it must favour nobody. ``prefers_marked()`` prefers the
+response that holds more "+" signs, so the expected order of a group is known. Both are
+``judge_vllm.testing.ComparingBackend``.
 """
 
-import asyncio
 import time
 
 import pytest
 
 from adapter import JudgeRewardSystem
-from judge_vllm.backend import JudgeBackend
-from judge_vllm.contract import RANKING_LETTERS
 from judge_vllm.errors import JudgeInputError
-from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.testing.fake_backend import ComparingBackend
 
 QUESTION = "Write a slogan for a bakery."
 
 
-class PositionBiased(JudgeBackend):
+def position_biased() -> ComparingBackend:
     """A judge that prefers the first response shown, always."""
-
-    def __init__(self) -> None:
-        self.requests: list[JudgeRequest] = []
-
-    async def judge_many(self, requests):
-        self.requests.extend(requests)
-        return [self._judge(r) for r in requests]
-
-    def _judge(self, request: JudgeRequest) -> Verdict:
-        n = len(request.responses)
-        if n == 2:
-            return Verdict(score=1.0, label="A")
-        return Verdict(score=1.0, label=">".join(RANKING_LETTERS[:n]), ranking=list(range(n)))
-
-    @property
-    def known_model(self):
-        return "position-biased"
+    return ComparingBackend()
 
 
-class PrefersMarked(PositionBiased):
-    """A judge that prefers the response with more "+" in it (ties: the first shown); a response
-    holding "hang" is never answered. (Members are words, not letters: a one-letter completion is
-    a verdict string, which the pre-checks zero.)"""
-
-    async def judge_many(self, requests):
-        if any("hang" in r for request in requests for r in request.responses):
-            await asyncio.sleep(3600)
-        return await super().judge_many(requests)
-
-    def _judge(self, request: JudgeRequest) -> Verdict:
-        marks = [r.count("+") for r in request.responses]
-        if len(marks) == 2:
-            first = marks[0] >= marks[1]
-            return Verdict(score=1.0 if first else 0.0, label="A" if first else "B")
-        order = sorted(range(len(marks)), key=lambda k: -marks[k])
-        return Verdict(score=1.0, label=">".join(RANKING_LETTERS[k] for k in order), ranking=order)
+def prefers_marked(hang_on: str | None = None) -> ComparingBackend:
+    """A judge that prefers the response with more "+" in it (ties: the first shown). Members are
+    words, not letters: a one-letter completion is a verdict string, which the pre-checks zero."""
+    return ComparingBackend(lambda text: text.count("+"), hang_on)
 
 
 def _system(tmp_path, backend, **group):
@@ -89,7 +58,7 @@ GROUP = ["Fresh every morning.", "Bread you can trust.", "Rise and shine with us
     ids=["all_pairs_bt", "all_pairs_win_rate", "round_robin", "anchor_first", "listwise"],
 )
 def test_a_judge_that_always_prefers_the_first_shown_favours_nobody(tmp_path, group):
-    with _system(tmp_path, PositionBiased(), **group) as rs:
+    with _system(tmp_path, position_biased(), **group) as rs:
         results = rs.reward_group(_items(*GROUP))
     rewards = [r["reward"] for r in results]
     assert all(r["source"] == "judge" and r["reason"] == group["mode"] for r in results)
@@ -117,14 +86,14 @@ def test_one_order_only_would_have_favoured_the_first_shown(tmp_path):
 )
 def test_members_are_ordered_by_what_the_judge_prefers(tmp_path, group):
     completions = ["ok +", "best +++", "poor", "good ++"]
-    with _system(tmp_path, PrefersMarked(), **group) as rs:
+    with _system(tmp_path, prefers_marked(), **group) as rs:
         rewards = [r["reward"] for r in rs.reward_group(_items(*completions))]
     assert rewards[1] > rewards[3] > rewards[0] > rewards[2]
     assert all(0.0 <= r <= 1.0 for r in rewards)
 
 
 def test_pairwise_asks_every_pair_in_both_orders_and_lists_each_members_comparisons(tmp_path):
-    backend = PrefersMarked()
+    backend = prefers_marked()
     with _system(tmp_path, backend, mode="pairwise") as rs:
         results = rs.reward_group(_items("first +", "second", "third ++"))
     shown = sorted(tuple(r.responses) for r in backend.requests)
@@ -135,7 +104,7 @@ def test_pairwise_asks_every_pair_in_both_orders_and_lists_each_members_comparis
 
 
 def test_anchor_on_the_reference_shows_it_as_a_response_not_as_the_key(tmp_path):
-    backend = PrefersMarked()
+    backend = prefers_marked()
     with _system(tmp_path, backend, mode="pairwise", schedule="anchor") as rs:
         results = rs.reward_group(_items("x ++", "y", answer="ref +"))
     assert len(backend.requests) == 4  # 2n
@@ -145,14 +114,14 @@ def test_anchor_on_the_reference_shows_it_as_a_response_not_as_the_key(tmp_path)
 
 
 def test_the_reference_is_shown_with_the_question_when_members_meet_each_other(tmp_path):
-    backend = PositionBiased()
+    backend = position_biased()
     with _system(tmp_path, backend, mode="listwise") as rs:
         rs.reward_group(_items("one", "two", "three", answer="42"))
     assert {r.answer for r in backend.requests} == {"42"} and len(backend.requests) == 3
 
 
 def test_a_hanging_comparison_costs_at_most_the_deadline_and_every_member_is_rewarded(tmp_path):
-    backend = PrefersMarked()
+    backend = prefers_marked(hang_on="hang")
     config = {
         "use_cache": False,
         "batch_timeout": 0.0,
@@ -173,7 +142,7 @@ def test_a_hanging_comparison_costs_at_most_the_deadline_and_every_member_is_rew
 
 
 def test_members_decided_by_a_precheck_are_not_compared(tmp_path):
-    backend = PositionBiased()
+    backend = position_biased()
     with _system(tmp_path, backend, mode="pairwise") as rs:
         results = rs.reward_group(_items("Fresh bread.", "", "Warm loaves."))
     assert results[1]["source"] == "rule" and results[1]["reward"] == 0.0
@@ -183,13 +152,13 @@ def test_members_decided_by_a_precheck_are_not_compared(tmp_path):
 def test_cascade_members_the_rule_proves_are_not_compared_unless_asked(tmp_path):
     items = [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": "NUMBER"} for c in
              ("The answer is 4.", "The answer is 5.", "Four, I think, or maybe five", "I would say four")]  # fmt: skip
-    backend = PositionBiased()
+    backend = position_biased()
     config = {"use_cache": False, "timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = rs.reward_group(items)
     assert [r["source"] for r in results[:2]] == ["rule", "rule"] and results[0]["reward"] == 1.0
     assert len(backend.requests) == 2  # only the two the rule was unsure of, both orders
-    backend = PositionBiased()
+    backend = position_biased()
     config["group"] = {"mode": "pairwise", "compare_decided": True}
     with JudgeRewardSystem(config, backend=backend) as rs:
         rs.reward_group(items)
@@ -214,7 +183,7 @@ def test_pointwise_mode_is_reward_batch(tmp_path):
 
 def test_members_of_different_prompts_are_refused_with_the_item_named(tmp_path):
     with (
-        _system(tmp_path, PositionBiased()) as rs,
+        _system(tmp_path, position_biased()) as rs,
         pytest.raises(JudgeInputError, match="item 1 has another prompt"),
     ):
         rs.reward_group([{"prompt": "a", "completion": "x"}, {"prompt": "b", "completion": "y"}])
@@ -222,14 +191,14 @@ def test_members_of_different_prompts_are_refused_with_the_item_named(tmp_path):
 
 def test_listwise_refuses_a_group_larger_than_its_letters(tmp_path):
     with (
-        _system(tmp_path, PositionBiased(), mode="listwise") as rs,
+        _system(tmp_path, position_biased(), mode="listwise") as rs,
         pytest.raises(JudgeInputError, match="at most 16"),
     ):
         rs.reward_group(_items(*(f"slogan {k}" for k in range(17))))
 
 
 def test_comparisons_are_cached_by_the_order_shown(tmp_path):
-    backend = PositionBiased()
+    backend = position_biased()
     config = {"cache_dir": str(tmp_path / "c"), "timeout": 5, "group": {"mode": "pairwise"}}
     with JudgeRewardSystem(config, backend=backend) as rs:
         first = rs.reward_group(_items("one", "two"))
@@ -241,6 +210,6 @@ def test_comparisons_are_cached_by_the_order_shown(tmp_path):
 
 
 async def test_the_async_api_scores_groups_too(tmp_path):
-    with _system(tmp_path, PrefersMarked(), mode="listwise") as rs:
+    with _system(tmp_path, prefers_marked(), mode="listwise") as rs:
         results = await rs.areward_group(_items("one +", "two +++", "three ++"))
     assert [r["reward"] for r in results] == [0.0, 1.0, 0.5]

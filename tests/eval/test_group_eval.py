@@ -1,0 +1,100 @@
+"""``judge-eval --group-modes``: labelled groups, ordering accuracy, and an honest report (the
+judges are in-process ``ComparingBackend``s: plumbing, never quality)."""
+
+import pytest
+
+from adapter import JudgeRewardSystem, RewardConfig
+from eval.cli import main
+from eval.dataset import EvalRow
+from eval.group_eval import evaluate_group_modes, group_modes_markdown, labelled_groups, parse_group_mode
+from judge_vllm.testing.fake_backend import ComparingBackend
+
+
+def _row(k, prompt, completion, label, answer="ref"):
+    return EvalRow(id=str(k), line=k + 1, prompt=prompt, completion=completion, answer=answer, label=label)
+
+
+ROWS = [
+    _row(0, "q1", "good answer +", 1.0),
+    _row(1, "q1", "bad answer", 0.0),
+    _row(2, "q1", "fine answer +", 1.0),
+    _row(3, "q2", "only right ones +", 1.0),
+    _row(4, "q2", "still right +", 1.0),
+    _row(5, "q3", "alone", 0.0),
+    _row(6, "q4", "right +", 1.0),
+    _row(7, "q4", "wrong", 0.0),
+    _row(8, "q4", "wrong", 0.0, answer="another reference"),
+]
+
+
+def test_only_groups_with_a_correct_and_an_incorrect_member_count():
+    groups = labelled_groups(ROWS)
+    assert [[r.id for r in g] for g in groups] == [["0", "1", "2"], ["6", "7"]]
+
+
+def _evaluate(preference, modes=("pointwise", "pairwise", "listwise")):
+    config = RewardConfig(timeout=5, batch_timeout=0.01)
+    parsed = [parse_group_mode(m, None) for m in modes]
+
+    def judge(config):
+        ranks = config.group.mode == "listwise"
+        return JudgeRewardSystem(config, backend=ComparingBackend(preference, ranks=ranks))
+
+    return evaluate_group_modes(labelled_groups(ROWS), config, parsed, make_judge=judge)
+
+
+def test_a_judge_that_prefers_the_correct_member_orders_every_pair_right():
+    stats = _evaluate(lambda text: text.count("+"))
+    comparative = {s.mode: s for s in stats if s.mode != "pointwise"}
+    assert {s.pairs for s in stats} == {3}  # (0,1), (2,1) and (6,7)
+    assert (
+        comparative["pairwise"].ordering_accuracy == 1.0 and comparative["listwise"].ordering_accuracy == 1.0
+    )
+    assert comparative["pairwise"].judgments == 6 + 2 and comparative["listwise"].judgments == 3 + 2
+    assert all(s.judged_share == 1.0 for s in stats)
+
+
+def test_a_position_biased_judge_orders_at_chance():
+    stats = _evaluate(lambda text: 0.0, modes=("pairwise", "listwise"))
+    assert [s.ordering_accuracy for s in stats] == [0.5, 0.5]  # every member tied
+
+
+def test_a_mode_the_judge_did_not_decide_is_reported_and_compared_with_nothing():
+    stats = _evaluate(lambda text: text.count("+"))
+    failed = stats[1].model_copy(update={"judged_share": 0.2})
+    text = group_modes_markdown([stats[0], failed, stats[2]], "data.jsonl", 0.9)
+    assert "No judge figures for pairwise" in text
+    assert "pairwise orders better" not in text
+
+
+def test_a_schedule_and_a_bad_mode_are_read_from_the_name():
+    name, settings = parse_group_mode("pairwise:anchor", None)
+    assert (name, settings.mode, settings.schedule) == ("pairwise:anchor", "pairwise", "anchor")
+    with pytest.raises(ValueError):
+        parse_group_mode("tournament", None)
+
+
+def test_the_cli_says_when_there_is_no_labelled_group(tmp_path, write_jsonl, capsys):
+    data = write_jsonl(tmp_path / "d.jsonl", [{"prompt": "q", "completion": "c", "answer": "a", "label": 1}])
+    assert (
+        main(
+            ["--data", str(data), "--out", str(tmp_path / "o"), "--group-modes", "pairwise", "--no-progress"]
+        )
+        == 2
+    )
+    assert "no labelled groups" in capsys.readouterr().err
+
+
+def test_the_cli_exits_3_when_the_judge_did_not_judge(tmp_path, write_jsonl, capsys):
+    rows = [
+        {"prompt": "q", "completion": c, "answer": "a", "label": lab}
+        for c, lab in (("yes a", 1), ("nope", 0))
+    ]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = tmp_path / "c.yaml"
+    config.write_text("judge_url: http://127.0.0.1:9\ntimeout: 1\nmax_retries: 0\n")
+    code = main(["--data", str(data), "--config", str(config), "--out", str(tmp_path / "o"),
+                 "--group-modes", "pairwise", "--no-progress"])  # fmt: skip
+    assert code == 3
+    assert "No judge figures for pairwise" in (tmp_path / "o" / "groups.md").read_text()
+    assert "error: pairwise: the judge decided 0%" in capsys.readouterr().err
