@@ -7,11 +7,12 @@ no second JSON pass: a hit costs one SELECT and one pydantic parse); a row in an
 ever read or deleted.
 
 Writes are write-behind: ``set`` hands the verdict to one writer thread that stores what
-has queued up in one SQLite transaction, so the event loop never waits on SQLite; until
+has queued up in SQLite transactions of at most ``WRITE_BATCH_MAX`` writes, so the event loop
+never waits on SQLite (nor a fork, nor another process, on a long transaction); until
 it lands, ``get`` answers from memory (a process reads its own writes at once). ``close``
-writes everything still queued. The queue is bounded (``MAX_PENDING_WRITES``): past it a
-verdict is not stored, and counted. The bound on disk is a count: each transaction ends by
-evicting the least recently stored entries beyond ``max_entries``.
+writes everything still queued. The queue is bounded (``MAX_PENDING_WRITES``, plus the batch
+in the writer's hands): past it a verdict is not stored, and counted. The bound on disk is a
+count: each transaction ends by evicting the least recently stored entries beyond ``max_entries``.
 
 A cache that fails is a miss, never an error: ``get`` and ``set`` do not raise; a failed
 read answers None, a failed write is dropped, both are counted (``errors``) and the first
@@ -47,6 +48,12 @@ CLOSE_TIMEOUT_S = 2 * SQLITE_TIMEOUT_S
 # Verdicts waiting for the writer at most: past it (a disk slower than the judge, a stuck lock),
 # a new verdict is not stored (counted in ``errors``) rather than held in memory without end.
 MAX_PENDING_WRITES = 10_000
+
+# Writes the writer applies in one transaction at most. A fork waits for the transaction in
+# progress (the writer holds its SQLite gate throughout), and other processes wait for its lock:
+# a whole queue of writes took 3 to 60 s with four other threads busy (each statement gives up
+# the GIL and waits to get it back), once over 10 minutes; 100 writes took 0.6 s at most.
+WRITE_BATCH_MAX = 100
 
 # A writer job: store (key, text) or delete (key, None); None on the queue stops the writer.
 _Job = tuple[str, str | None]
@@ -244,7 +251,8 @@ class _SQLiteGate(threading.local):
     A thread inside SQLite at a fork can leave SQLite's global mutexes (its allocator's, its
     file locking's) locked in the child for good, and the child's first SQLite call hangs.
     One lock per thread, so threads never wait on each other: only a fork waits, for calls
-    in progress (a read, or a write transaction: at most ``SQLITE_TIMEOUT_S``).
+    in progress (a read, or a write transaction of at most ``WRITE_BATCH_MAX`` writes after a
+    wait of at most ``SQLITE_TIMEOUT_S`` for another process's lock).
     """
 
     def __init__(self) -> None:
@@ -309,8 +317,8 @@ def _write_loop(
     done = False
     while not done:
         batch = [jobs.get()]
-        while not jobs.empty():
-            batch.append(jobs.get())
+        while len(batch) < WRITE_BATCH_MAX and not jobs.empty():  # with writers that never pause
+            batch.append(jobs.get())  # the queue is never empty: without a bound, nor is the batch
         done = None in batch
         cache = cache_ref()
         if cache is None:  # collected without close: nothing left to write for

@@ -334,10 +334,16 @@ def test_a_cache_that_cannot_be_opened_is_a_working_no_op(tmp_path, caplog, plac
     cache.close()
 
 
-def _in_forked_child(work, timeout_s=30):
-    """What ``work()`` returned (JSON) in a forked child; {"hung": True} if it did not finish."""
+def _in_forked_child(work, timeout_s=30, fork_waits=None):
+    """What ``work()`` returned (JSON) in a forked child; {"hung": True} if it did not finish.
+
+    ``fork_waits``, if given, gets how long ``os.fork()`` took in the parent (the fork gate's wait).
+    """
     read_end, write_end = os.pipe()
+    started = time.monotonic()
     pid = os.fork()
+    if pid and fork_waits is not None:
+        fork_waits.append(time.monotonic() - started)
     if pid == 0:  # the child: report through the pipe, never return into pytest
         try:
             os.close(read_end)
@@ -386,21 +392,22 @@ def test_a_forked_child_reads_writes_and_closes(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # a fork that never gets through fails here, not at the run's 600 s
 @pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")
 def test_forks_while_threads_hammer_the_cache_never_hang(tmp_path):
-    """The fork gate under stress: 4 threads read and write all the time while the main thread
-    forks 20 times; every child reads, writes and closes within its time (before the gate, about
-    one child in eight hung for good on SQLite's allocator mutex)."""
+    """The fork gate under stress: 4 threads read and write without pause (the write-behind
+    queue stays full) while the main thread forks 20 times; every fork gets through within a
+    second and every child reads, writes and closes within its time. Before the gate, about one
+    child in eight hung for good on SQLite's allocator mutex; before the writer's transactions
+    were bounded, a fork waited for a whole queue of writes (3 to 60 s, once over 10 minutes)."""
     cache = VerdictCache(tmp_path / "c", 10_000)
     stop = threading.Event()
 
     def hammer(worker: int) -> None:
         n = 0
         while not stop.is_set():
-            cache.get(f"w{(worker + 1) % 4}-{n % 200}")  # reads without pause: in SQLite all the time
-            if n % 50 == 0:  # writes queue up for the writer thread: never faster than a disk takes them
-                cache.set(f"w{worker}-{n % 200}", Verdict(score=(n % 5) / 4))
-                time.sleep(0.001)
+            cache.get(f"w{(worker + 1) % 4}-{n % 200}")  # in SQLite all the time
+            cache.set(f"w{worker}-{n % 200}", Verdict(score=(n % 5) / 4))  # faster than a disk
             n += 1
 
     threads = [threading.Thread(target=hammer, args=(w,), daemon=True) for w in range(4)]
@@ -413,14 +420,16 @@ def test_forks_while_threads_hammer_the_cache_never_hang(tmp_path):
         cache.close()
         return {"ok": ok}
 
+    fork_waits: list[float] = []
     try:
-        reports = [_in_forked_child(child, timeout_s=20) for _ in range(20)]
+        reports = [_in_forked_child(child, timeout_s=20, fork_waits=fork_waits) for _ in range(20)]
     finally:
         stop.set()
         for thread in threads:
             thread.join(10)
         cache.close()
     assert reports == [{"ok": True}] * 20
+    assert max(fork_waits) < 1.0, sorted(fork_waits)
 
 
 def test_verdicts_beyond_the_write_behind_bound_are_counted_not_held(tmp_path, monkeypatch):
@@ -438,6 +447,28 @@ def test_verdicts_beyond_the_write_behind_bound_are_counted_not_held(tmp_path, m
     assert cache.errors >= 400
     reopened = VerdictCache(tmp_path / "c", 10_000)
     assert reopened.get("k0") == Verdict(score=0.5) and reopened.get("k499") is None
+    reopened.close()
+
+
+def test_the_writer_stores_a_long_queue_in_bounded_transactions(tmp_path, monkeypatch):
+    cache = VerdictCache(tmp_path / "c", 10_000)
+    disk_free = threading.Event()
+    batches = []
+    original = cache._apply
+
+    def slow_apply(jobs, store):
+        disk_free.wait(10)
+        batches.append(len(jobs))
+        return original(jobs, store)
+
+    monkeypatch.setattr(cache, "_apply", slow_apply)
+    for n in range(1_000):  # queued while the writer is busy: a fork would wait for one transaction
+        cache.set(f"k{n}", Verdict(score=0.5))
+    disk_free.set()
+    cache.close()
+    assert max(batches) == adapter.cache.verdict_cache.WRITE_BATCH_MAX and sum(batches) == 1_000
+    reopened = VerdictCache(tmp_path / "c", 10_000)
+    assert len(reopened) == 1_000 and reopened.errors == 0
     reopened.close()
 
 
