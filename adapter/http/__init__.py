@@ -2,10 +2,10 @@
 
     judge-vllm api --judge-url http://localhost:8888 --port 8889 --api-key KEY
 
-``POST /judge``, ``POST /batch_judge``, ``GET /health`` and ``GET /metrics`` (docs/http_api.md).
-Every reward comes from one reward system per app (pre-checks, cache, single-flight, breaker,
-micro-batching, rule fallback): concurrent ``/judge`` calls share judge batches and a
-``/batch_judge`` is one ``areward_batch``. ``base_app`` is what other HTTP front ends build on
+``POST /judge``, ``POST /batch_judge``, ``POST /judge_group``, ``GET /health`` and ``GET /metrics``
+(docs/http_api.md). Every reward comes from one reward system per app (pre-checks, cache,
+single-flight, breaker, micro-batching, rule fallback): concurrent ``/judge`` calls share judge
+batches, a ``/batch_judge`` is one ``areward_batch`` and a ``/judge_group`` one ``areward_group``. ``base_app`` is what other HTTP front ends build on
 (``adapter.integrations.openrlhf``).
 
 Modules: ``models`` (wire models, settings), ``validation`` (422 format, batch limit), ``auth``
@@ -25,16 +25,20 @@ from adapter.http.models import (
     BatchJudgeRequest,
     BatchJudgeResponse,
     BreakerHealth,
+    GroupMemberResponse,
     HealthResponse,
+    JudgeGroupRequest,
+    JudgeGroupResponse,
     JudgeItem,
     JudgeResponse,
     ResponseMetadata,
+    RubricCriterion,
     UnicodeText,
     UpstreamHealth,
 )
 from adapter.http.run import api_config, run_api, serve
 from adapter.http.service import JudgeService, Service, health_status
-from adapter.http.validation import check_batch_length, validation_errors
+from adapter.http.validation import check_batch_length, check_one_group, validation_errors
 
 __all__ = [
     "API_KEY_ENV",
@@ -48,12 +52,16 @@ __all__ = [
     "BatchJudgeResponse",
     "BodyLimitMiddleware",
     "BreakerHealth",
+    "GroupMemberResponse",
     "HealthResponse",
+    "JudgeGroupRequest",
+    "JudgeGroupResponse",
     "JudgeItem",
     "JudgeResponse",
     "JudgeService",
     "ObserveMiddleware",
     "ResponseMetadata",
+    "RubricCriterion",
     "Service",
     "UnicodeText",
     "UpstreamHealth",
@@ -61,6 +69,7 @@ __all__ = [
     "base_app",
     "bearer_token_ok",
     "check_batch_length",
+    "check_one_group",
     "create_app",
     "health_status",
     "run_api",

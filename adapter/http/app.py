@@ -4,9 +4,9 @@ The middleware stack of every front end, outermost first:
 
     ObserveMiddleware (counts, latency) -> AuthMiddleware (401) -> BodyLimitMiddleware (413) -> routes
 
-``base_app`` adds the judge service (its lifespan), the 422 format, ``/health`` and ``/metrics``;
-``create_app`` adds ``/judge`` and ``/batch_judge``, ``adapter.integrations.openrlhf`` adds
-``/get_reward``.
+``base_app`` adds the judge service (its lifespan), the 422 format (also for ``JudgeInputError``),
+``/health`` and ``/metrics``; ``create_app`` adds ``/judge``, ``/batch_judge`` and ``/judge_group``,
+``adapter.integrations.openrlhf`` adds ``/get_reward``.
 """
 
 from __future__ import annotations
@@ -27,13 +27,23 @@ from adapter.http.models import (
     ApiSettings,
     BatchJudgeRequest,
     BatchJudgeResponse,
+    GroupMemberResponse,
     HealthResponse,
+    JudgeGroupRequest,
+    JudgeGroupResponse,
     JudgeItem,
     JudgeResponse,
 )
 from adapter.http.service import JudgeService, Service
-from adapter.http.validation import check_batch_length, validation_error_response, validation_errors
-from judge_vllm.errors import JudgeConfigError
+from adapter.http.validation import (
+    check_batch_length,
+    check_one_group,
+    input_error_response,
+    validation_error_response,
+    validation_errors,
+)
+from judge_vllm.backend import JudgeBackend
+from judge_vllm.errors import JudgeConfigError, JudgeInputError
 
 __all__ = ["base_app", "create_app"]
 
@@ -66,12 +76,13 @@ def base_app(
     api_key: str | SecretStr | None = None,
     max_body_bytes: int | None = None,
     max_batch: int | None = None,
+    backend: JudgeBackend | None = None,
 ) -> FastAPI:
     """An app with the judge service, middleware, 422 format, ``/health`` and ``/metrics``.
 
     ``endpoints`` are the paths the caller will add (they get their own metric label). A limit
     left None is ``ApiSettings``' default; invalid settings or a config with several judges
-    raise ``JudgeConfigError``.
+    raise ``JudgeConfigError``. ``backend`` replaces the judge server (tests, embedding).
     """
     settings = _settings(api_key, max_body_bytes, max_batch)
     resolved = _one_judge(config)
@@ -79,7 +90,7 @@ def base_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        service = JudgeService(resolved, settings, metrics)
+        service = JudgeService(resolved, settings, metrics, backend)
         app.state.service = service
         try:
             with metrics.rewards_of(service.rewards.get_metrics):
@@ -89,6 +100,7 @@ def base_app(
 
     app = FastAPI(title=title, lifespan=lifespan)
     app.add_exception_handler(RequestValidationError, validation_error_response)
+    app.add_exception_handler(JudgeInputError, input_error_response)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, api_key=settings.api_key)
     app.add_middleware(ObserveMiddleware, record=metrics.record_request)
@@ -112,18 +124,22 @@ def create_app(
     api_key: str | SecretStr | None = None,
     max_body_bytes: int | None = None,
     max_batch: int | None = None,
+    *,
+    backend: JudgeBackend | None = None,
 ) -> FastAPI:
     """The seed's judge server API on one judge (config: dict, ``RewardConfig`` or YAML path).
 
-    Limits left None are the defaults (``DEFAULT_MAX_BODY_BYTES``, ``DEFAULT_MAX_BATCH``).
+    Limits left None are the defaults (``DEFAULT_MAX_BODY_BYTES``, ``DEFAULT_MAX_BATCH``);
+    ``backend`` replaces the judge server (``JudgeRewardSystem``'s).
     """
     app = base_app(
         config,
         title="judge-vllm judge API",
-        endpoints=("/judge", "/batch_judge"),
+        endpoints=("/judge", "/batch_judge", "/judge_group"),
         api_key=api_key,
         max_body_bytes=max_body_bytes,
         max_batch=max_batch,
+        backend=backend,
     )
 
     @app.post("/judge")
@@ -138,5 +154,13 @@ def create_app(
         check_batch_length(len(batch.requests), service.settings.max_batch, "requests")
         results = await service.score(batch.requests)
         return BatchJudgeResponse(responses=[JudgeResponse.from_result(r) for r in results])
+
+    @app.post("/judge_group")
+    async def judge_group(group: JudgeGroupRequest, service: Service) -> JudgeGroupResponse:
+        """Score the completions of one prompt together (the config's ``group:``); results in order."""
+        check_batch_length(len(group.items), service.settings.max_batch, "items")
+        check_one_group(group.items, "items")
+        results = await service.score_group(group.items)
+        return JudgeGroupResponse(results=[GroupMemberResponse.from_result(r) for r in results])
 
     return app

@@ -1,4 +1,5 @@
-"""The HTTP API's wire models: its settings, ``/judge`` and ``/batch_judge`` bodies, ``/health``."""
+"""The HTTP API's wire models: its settings, ``/judge``, ``/batch_judge`` and ``/judge_group``
+bodies, ``/health``."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from pydantic import (
     SecretStr,
     StringConstraints,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from adapter.pipeline.result import Source
+from adapter.pipeline.result import GroupComparison, Source
+from adapter.rubrics.criteria import MAX_CRITERIA, Criterion
 from judge_vllm.schemas import JudgeRequest
 
 __all__ = [
@@ -29,10 +32,14 @@ __all__ = [
     "BatchJudgeRequest",
     "BatchJudgeResponse",
     "BreakerHealth",
+    "GroupMemberResponse",
     "HealthResponse",
+    "JudgeGroupRequest",
+    "JudgeGroupResponse",
     "JudgeItem",
     "JudgeResponse",
     "ResponseMetadata",
+    "RubricCriterion",
     "UnicodeText",
     "UpstreamHealth",
 ]
@@ -93,8 +100,23 @@ class ApiSettings(BaseModel):
         return value
 
 
+class RubricCriterion(Criterion):
+    """One rubric criterion on the wire: a string, or ``{criterion, weight, veto}``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_alone(cls, value: Any) -> Any:
+        return {"criterion": value.strip()} if isinstance(value, str) else value
+
+    @field_validator("criterion", mode="before")
+    @classmethod
+    def _valid_unicode(cls, value: Any) -> Any:
+        return _no_lone_surrogate(value)
+
+
 class JudgeItem(BaseModel):
-    """One ``/judge`` request, with the seed's field names. Unknown fields are errors (typos)."""
+    """One ``/judge`` request, with the seed's field names. Unknown fields are errors (typos).
+    With ``rubric`` the reward is the rubric's (``answer`` optional)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -103,6 +125,7 @@ class JudgeItem(BaseModel):
     answer: UnicodeText = ""
     answer_type: AnswerType | None = None
     request_id: UnicodeText = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=256)
+    rubric: Annotated[list[RubricCriterion], Field(min_length=1, max_length=MAX_CRITERIA)] | None = None
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -117,8 +140,10 @@ class JudgeItem(BaseModel):
         return uuid.uuid4().hex if value is None or value == "" else value
 
     def to_request(self) -> JudgeRequest:
-        """The adapter's request for this item."""
-        return JudgeRequest(**self.model_dump())
+        """The adapter's request for this item (a rubric goes in its metadata, as ``reward`` puts it)."""
+        fields = self.model_dump(exclude={"rubric"})
+        rubric = None if self.rubric is None else [c.model_dump() for c in self.rubric]
+        return JudgeRequest(**fields, metadata={} if rubric is None else {"rubric": rubric})
 
 
 class BatchJudgeRequest(BaseModel):
@@ -127,6 +152,14 @@ class BatchJudgeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     requests: list[JudgeItem]
+
+
+class JudgeGroupRequest(BaseModel):
+    """``/judge_group``: the completions of one prompt (one prompt and answer), judged together."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[JudgeItem]
 
 
 class ResponseMetadata(BaseModel):
@@ -163,6 +196,24 @@ class BatchJudgeResponse(BaseModel):
     """``/batch_judge``'s answer: one response per request, in request order."""
 
     responses: list[JudgeResponse]
+
+
+class GroupMemberResponse(JudgeResponse):
+    """One member's verdict in a group, with the comparisons it came from (None: judged alone)."""
+
+    comparisons: list[GroupComparison] | None = None
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any]) -> GroupMemberResponse:
+        """Build from the adapter's reward dict (``reward_group``)."""
+        verdict = JudgeResponse.from_result(result).model_dump()
+        return cls.model_validate({**verdict, "comparisons": result["comparisons"]})
+
+
+class JudgeGroupResponse(BaseModel):
+    """``/judge_group``'s answer: one result per item, in request order."""
+
+    results: list[GroupMemberResponse]
 
 
 class UpstreamHealth(BaseModel):

@@ -12,7 +12,8 @@ from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.http.metrics import ApiMetrics
 from adapter.http.models import ApiSettings, BreakerHealth, HealthResponse, JudgeItem, UpstreamHealth
-from adapter.reward import BaseJudgeReward
+from adapter.reward import BaseJudgeReward, JudgeRewardSystem
+from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
 
 __all__ = ["HEALTH_TIMEOUT_S", "JudgeService", "Service", "health_status", "judge_service"]
@@ -30,13 +31,24 @@ def health_status(reachable: bool, breaker_state: str, fallback_to_rule: bool) -
 
 
 class JudgeService:
-    """The judge behind an app: one reward system, one health client, the app's metrics."""
+    """The judge behind an app: one reward system, one health client, the app's metrics.
+    ``backend`` replaces the judge server (``JudgeRewardSystem``'s; ``/health`` still asks
+    ``judge_url``)."""
 
-    def __init__(self, config: RewardConfig, settings: ApiSettings, metrics: ApiMetrics) -> None:
+    def __init__(
+        self,
+        config: RewardConfig,
+        settings: ApiSettings,
+        metrics: ApiMetrics,
+        backend: JudgeBackend | None = None,
+    ) -> None:
         self.settings = settings
         self.metrics = metrics
         # The app's /metrics serves the reward series; a metrics_port would open a second endpoint.
-        self.rewards: BaseJudgeReward = create_judge_reward(config.model_copy(update={"metrics_port": None}))
+        own = config.model_copy(update={"metrics_port": None})
+        self.rewards: BaseJudgeReward = (
+            create_judge_reward(own) if backend is None else JudgeRewardSystem(own, backend=backend)
+        )
         health_config = self.rewards.config.client_config().model_copy(
             update={"max_retries": 0, "timeout": HEALTH_TIMEOUT_S}
         )
@@ -45,6 +57,13 @@ class JudgeService:
     async def score(self, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
         """Reward dicts for ``items``, in order, through the adapter's batched path."""
         results = await self.rewards.areward_batch([item.to_request() for item in items])
+        self.metrics.record_results(results)
+        return results
+
+    async def score_group(self, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+        """Reward dicts for the completions of one prompt judged together (the config's ``group:``),
+        in order; ``JudgeInputError`` for a group the adapter refuses."""
+        results = await self.rewards.areward_group([item.to_request() for item in items])
         self.metrics.record_results(results)
         return results
 

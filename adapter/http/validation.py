@@ -1,4 +1,5 @@
-"""422 answers: pydantic errors as ``{field, message, type}`` without the input, and the batch limit."""
+"""422 answers: pydantic errors as ``{field, message, type}`` without the input, the batch limit,
+a group of more than one prompt, and input the adapter refuses (``JudgeInputError``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,19 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-__all__ = ["check_batch_length", "validation_error_response", "validation_errors"]
+from adapter.http.models import JudgeItem
+
+__all__ = [
+    "GROUP_KEYS",
+    "check_batch_length",
+    "check_one_group",
+    "input_error_response",
+    "validation_error_response",
+    "validation_errors",
+]
+
+GROUP_KEYS = ("prompt", "answer")
+"""What the members of one group share (``adapter.pipeline.inputs.group_requests`` checks the same)."""
 
 
 def _field_path(loc: Sequence[Any]) -> str:
@@ -36,8 +49,31 @@ def check_batch_length(length: int, max_batch: int, field: str) -> None:
         raise RequestValidationError([{"loc": ("body", field), "msg": message, "type": "too_long"}])
 
 
+def check_one_group(items: Sequence[JudgeItem], field: str) -> None:
+    """Raise a 422 naming the first item of ``field`` whose prompt or answer differs from the first
+    item's: a group is the completions of one prompt."""
+    for k, item in enumerate(items[1:], start=1):
+        for key in GROUP_KEYS:
+            if getattr(item, key) != getattr(items[0], key):
+                message = (
+                    f"another {key} than {field}[0]: a group is the completions of one prompt "
+                    "(send one group per prompt)"
+                )
+                raise RequestValidationError(
+                    [{"loc": ("body", field, k, key), "msg": message, "type": "group"}]
+                )
+
+
 async def validation_error_response(request: Request, exc: Exception) -> JSONResponse:
     """The app's handler for ``RequestValidationError``: 422 with ``detail`` and ``errors``."""
     errors = validation_errors(cast(RequestValidationError, exc).errors())
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     return JSONResponse({"detail": detail, "errors": errors}, status_code=422)
+
+
+async def input_error_response(request: Request, exc: Exception) -> JSONResponse:
+    """The app's handler for ``JudgeInputError`` (input the adapter refuses, e.g. a listwise group
+    larger than its letters): 422 like a validation error, on the whole body."""
+    return await validation_error_response(
+        request, RequestValidationError([{"loc": ("body",), "msg": str(exc), "type": "judge_input"}])
+    )
