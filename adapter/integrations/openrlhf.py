@@ -7,7 +7,11 @@ The shape is OpenRLHF 0.11's (``openrlhf_protocol``): ``SingleTurnAgentExecutor`
 ``{"query": [...], "prompts": [...], "labels": [...]}`` (one query per sample) and reads
 ``rewards``, ``scores`` and ``extra_logs``, like its reference server
 ``openrlhf/cli/serve_rm.py``. Each query is split into prompt and response, the label is the
-reference answer, and the whole request is one adapter batch.
+reference answer, and the whole request is one adapter batch. With a ``group:`` block other than
+``pointwise`` in the config, the request's queries are grouped by prompt (and label) instead, each
+group judged together (``areward_group``), all groups at once; rewards come back in query order.
+OpenRLHF 0.11's executor posts one sample per request, which makes groups of one (judged on their
+own): group judging takes a client that posts a prompt's samples together.
 
 Under a judge outage: OpenRLHF waits up to ``OPENRLHF_CLIENT_TIMEOUT_S`` for an answer and
 tries a request 5 times, 1 s apart, before leaving the sample without a reward, which fails the
@@ -20,7 +24,9 @@ OpenRLHF retries it, and a judge still down after the 5th try fails the step.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,7 @@ from adapter.config import ConfigLike, RewardConfig
 from adapter.http import (
     AnswerType,
     JudgeItem,
+    JudgeService,
     Service,
     UnicodeText,
     api_config,
@@ -52,6 +59,7 @@ from adapter.integrations.openrlhf_protocol import (
     reward_items,
     unavailable_message,
 )
+from judge_vllm.backend import JudgeBackend
 from judge_vllm.errors import JudgeConfigError
 
 __all__ = [
@@ -59,6 +67,7 @@ __all__ = [
     "RESPONSE_MARGIN_S",
     "RemoteRewardRequest",
     "create_app",
+    "prompt_groups",
     "run_openrlhf_rm",
 ]
 
@@ -102,6 +111,25 @@ class RemoteRewardRequest(BaseModel):
         return [JudgeItem(**item) for item in reward_items(self.query, self.prompts, self.labels, types)]
 
 
+def prompt_groups(items: Sequence[JudgeItem]) -> list[list[int]]:
+    """The indices of ``items`` grouped by prompt, label and answer type, groups in order of first
+    appearance: what ``areward_group`` takes as one group."""
+    groups: dict[tuple[str, str, str | None], list[int]] = {}
+    for k, item in enumerate(items):
+        groups.setdefault((item.prompt, item.answer, item.answer_type), []).append(k)
+    return list(groups.values())
+
+
+async def _score_by_prompt(service: JudgeService, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+    """Each prompt's items judged as one group, every group at once; results in ``items``' order."""
+    groups = prompt_groups(items)
+    scored = await asyncio.gather(*(service.score_group([items[k] for k in group]) for group in groups))
+    by_index = {
+        k: r for group, rs in zip(groups, scored, strict=True) for k, r in zip(group, rs, strict=True)
+    }
+    return [by_index[k] for k in range(len(items))]
+
+
 def _within_openrlhfs_wait(config: RewardConfig) -> RewardConfig:
     limit = OPENRLHF_CLIENT_TIMEOUT_S - RESPONSE_MARGIN_S
     if config.timeout > limit:
@@ -119,9 +147,11 @@ def create_app(
     answer_type: str | None = None,
     max_body_bytes: int | None = None,
     max_batch: int | None = None,
+    backend: JudgeBackend | None = None,
 ) -> FastAPI:
     """The remote reward model app: ``/get_reward`` plus ``/health`` and ``/metrics`` (no auth:
-    OpenRLHF sends no credentials, so bind it to a private address). None = the default limit.
+    OpenRLHF sends no credentials, so bind it to a private address). None = the default limit;
+    ``backend`` replaces the judge server (tests, embedding).
 
     A config whose ``timeout`` leaves no margin below OpenRLHF's wait raises ``JudgeConfigError``.
     """
@@ -136,13 +166,17 @@ def create_app(
         endpoints=("/get_reward",),
         max_body_bytes=max_body_bytes,
         max_batch=max_batch,
+        backend=backend,
     )
+    grouped = resolved.group is not None and resolved.group.mode != "pointwise"
 
     @app.post("/get_reward")
     async def get_reward(body: RemoteRewardRequest, service: Service) -> OpenRLHFRewards:
-        """Score each query's response against its label, in one adapter batch."""
+        """Score each query's response against its label: in one adapter batch, or with
+        ``group:`` one group per prompt."""
         check_batch_length(len(body.query), service.settings.max_batch, "query")
-        results = await service.score(body.items(answer_type))
+        items = body.items(answer_type)
+        results = await (_score_by_prompt(service, items) if grouped else service.score(items))
         unavailable = unavailable_message(results)
         if unavailable is not None:
             raise HTTPException(503, unavailable)

@@ -1,0 +1,119 @@
+"""``/get_reward`` with a ``group:`` block: the queries of a request judged per prompt, together.
+
+In-process judge (plumbing, never quality): of two responses it prefers the one with more "+"
+signs, the first shown on a tie; alone, a completion is FakeBackend's (the label in it: 1.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from adapter.http import JudgeItem
+from adapter.integrations.openrlhf import create_app, prompt_groups
+from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.testing.asgi_server import ApiServer
+from judge_vllm.testing.fake_backend import FakeBackend
+
+TEMPLATE = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+SLOGAN = "Write a slogan for a bakery."
+MOTTO = "Write a motto for a library."
+
+
+class PrefersMarked(FakeBackend):
+    """Prefers the response with more "+" (ties: the first shown); keeps the comparisons asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.comparisons: list[JudgeRequest] = []
+
+    async def judge_many(self, requests: list[JudgeRequest]) -> list[Any]:
+        pairs = [r for r in requests if len(r.responses) == 2]
+        self.comparisons.extend(pairs)
+        return [self._compare(r) if r in pairs else self._judge(r) for r in requests]
+
+    def _compare(self, request: JudgeRequest) -> Verdict:
+        first, second = (r.count("+") for r in request.responses)
+        return Verdict(score=1.0, label="A") if first >= second else Verdict(score=0.0, label="B")
+
+
+def _payload(samples: list[tuple[str, str, str]]) -> dict[str, list[str]]:
+    prompts = [TEMPLATE.format(question=q) for q, _, _ in samples]
+    queries = [p + r + "<|im_end|>" for p, (_, r, _) in zip(prompts, samples, strict=True)]
+    return {"query": queries, "prompts": prompts, "labels": [label for _, _, label in samples]}
+
+
+@pytest.fixture
+def judge() -> PrefersMarked:
+    """The in-process judge behind ``rm``."""
+    return PrefersMarked()
+
+
+@pytest.fixture
+def rm(tmp_path, judge, request) -> Iterator[str]:
+    """/get_reward's URL; the ``group:`` block comes from the test's parameter (None: no block)."""
+    group = getattr(request, "param", {"mode": "pairwise"})
+    config: dict[str, Any] = {
+        "use_cache": False,
+        "batch_timeout": 0.01,
+        "timeout": 5,
+        "cache_dir": str(tmp_path),
+    }
+    if group is not None:
+        config["group"] = group
+    with ApiServer(create_app(config, backend=judge)) as server:
+        yield f"{server.url}/get_reward"
+
+
+def test_interleaved_prompts_are_judged_per_prompt_and_answered_in_order(rm, judge):
+    samples = [
+        (SLOGAN, "Fresh bread +", ""),
+        (MOTTO, "Read more +++", ""),
+        (SLOGAN, "Warm loaves +++", ""),
+        (MOTTO, "Quiet please", ""),
+    ]
+    reply = httpx.post(rm, json=_payload(samples), timeout=30)
+    assert reply.status_code == 200, reply.text
+    rewards = reply.json()["rewards"]
+    assert rewards[2] > rewards[0] and rewards[1] > rewards[3]  # each prompt's better member first
+    assert reply.json()["extra_logs"]["judge_source"] == [0.0] * 4
+    # two comparisons per prompt (both orders), each of one prompt's members, under that prompt
+    slogans, mottos = {"Fresh bread +", "Warm loaves +++"}, {"Read more +++", "Quiet please"}
+    asked = sorted(
+        (SLOGAN in c.prompt, set(c.responses) == (slogans if SLOGAN in c.prompt else mottos))
+        for c in judge.comparisons
+    )
+    assert asked == [(False, True), (False, True), (True, True), (True, True)]
+
+
+def test_a_judge_that_always_prefers_the_first_shown_gives_a_group_one_reward(rm, judge):
+    samples = [(q, f"{q[:5]} answer {k}", "") for k in range(3) for q in (SLOGAN, MOTTO)]
+    rewards = httpx.post(rm, json=_payload(samples), timeout=30).json()["rewards"]
+    assert len(judge.comparisons) == 2 * 6  # per prompt: 3 pairs, both orders
+    slogans, mottos = rewards[0::2], rewards[1::2]
+    assert slogans == pytest.approx([slogans[0]] * 3) and mottos == pytest.approx([mottos[0]] * 3)
+
+
+@pytest.mark.parametrize("rm", [None, {"mode": "pointwise"}], indirect=True, ids=["no_group", "pointwise"])
+def test_without_a_comparing_group_mode_each_query_is_judged_alone(rm, judge):
+    samples = [(SLOGAN, "It is 4 +", "4"), (SLOGAN, "It is 5 +++", "4")]
+    rewards = httpx.post(rm, json=_payload(samples), timeout=30).json()["rewards"]
+    assert rewards == [1.0, 0.0] and judge.comparisons == []
+
+
+@pytest.mark.parametrize(
+    ("keys", "groups"),
+    [
+        ([], []),
+        ([("a", "1", None)], [[0]]),
+        ([("a", "1", None), ("b", "1", None), ("a", "1", None), ("b", "1", None)], [[0, 2], [1, 3]]),
+        ([("a", "1", None), ("a", "2", None), ("a", "1", None)], [[0, 2], [1]]),  # another label
+        ([("a", "1", None), ("a", "1", "NUMBER")], [[0], [1]]),  # another answer type
+    ],
+)
+def test_prompt_groups(keys, groups):
+    items = [JudgeItem(prompt=p, completion="c", answer=a, answer_type=t) for p, a, t in keys]
+    assert prompt_groups(items) == groups
