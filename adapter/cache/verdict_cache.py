@@ -49,10 +49,11 @@ CLOSE_TIMEOUT_S = 2 * SQLITE_TIMEOUT_S
 # a new verdict is not stored (counted in ``errors``) rather than held in memory without end.
 MAX_PENDING_WRITES = 10_000
 
-# Writes the writer applies in one transaction at most. A fork waits for the transaction in
-# progress (the writer holds its SQLite gate throughout), and other processes wait for its lock:
-# a whole queue of writes took 3 to 60 s with four other threads busy (each statement gives up
-# the GIL and waits to get it back), once over 10 minutes; 100 writes took 0.6 s at most.
+# Writes the writer applies in one transaction at most. Other processes wait for its lock, and
+# a fork for the transaction in progress (the writer holds its SQLite gate throughout; it ends
+# the transaction early for a pending fork): a whole queue of writes in one transaction took 3
+# to 60 s with four other threads busy (each statement gives up the GIL and waits to get it
+# back), once over 10 minutes; 100 writes took 0.6 s at most.
 WRITE_BATCH_MAX = 100
 
 # A writer job: store (key, text) or delete (key, None); None on the queue stops the writer.
@@ -207,23 +208,33 @@ class VerdictCache:
         self._stop_writer_if_collected.atexit = False
         self._writer.start()
 
-    def _apply(self, jobs: list[_Job], store: diskcache.Cache) -> None:
-        """In the writer thread: apply queued stores and deletes in one transaction, then evict."""
+    def _apply(self, jobs: list[_Job], store: diskcache.Cache) -> list[_Job]:
+        """In the writer thread: apply queued stores and deletes in one transaction, then evict.
+
+        A fork that comes meanwhile waits for this transaction, so it ends early (after at least
+        one write, so the writer always gets on): the jobs it left are returned, for after the fork.
+        """
+        applied = jobs
         try:
             with store.transact():
-                for key, text in jobs:
+                for done, (key, text) in enumerate(jobs, start=1):
                     if text is None:
                         store.delete(key)
                     else:
                         store.set(key, text)
+                    if not _NO_FORK_PENDING.is_set():
+                        applied = jobs[:done]
+                        break
                 evicted = _evict_oldest(store, self._max_entries)
         except Exception as err:  # disk full, directory gone, lock timeout
             self._record_failure(f"a write of {len(jobs)} cache changes failed; they were dropped", err)
+            applied = jobs
         else:
             self._evictions += evicted
-        for key, text in jobs:
+        for key, text in applied:
             if text is not None and self._unwritten.get(key) == text:
                 self._unwritten.pop(key, None)
+        return jobs[len(applied) :]
 
     def _after_fork_in_child(self) -> None:
         """Make this cache work in a forked child, where only the forking thread lives on."""
@@ -251,8 +262,8 @@ class _SQLiteGate(threading.local):
     A thread inside SQLite at a fork can leave SQLite's global mutexes (its allocator's, its
     file locking's) locked in the child for good, and the child's first SQLite call hangs.
     One lock per thread, so threads never wait on each other: only a fork waits, for calls
-    in progress (a read, or a write transaction of at most ``WRITE_BATCH_MAX`` writes after a
-    wait of at most ``SQLITE_TIMEOUT_S`` for another process's lock).
+    in progress (a read, or the writer's transaction, which ends at the next write once a fork
+    is pending, after a wait of at most ``SQLITE_TIMEOUT_S`` for another process's lock).
     """
 
     def __init__(self) -> None:
@@ -323,9 +334,10 @@ def _write_loop(
         cache = cache_ref()
         if cache is None:  # collected without close: nothing left to write for
             break
-        if work := [job for job in batch if job is not None]:
+        work = [job for job in batch if job is not None]
+        while work:  # in parts if forks come meanwhile: each waits for one write, not a batch
             with _IN_SQLITE.entered():
-                cache._apply(work, store)
+                work = cache._apply(work, store)
         del cache  # held only while writing, so the cache can be collected between batches
     with _IN_SQLITE.entered():
         store.close()  # this thread's SQLite connection

@@ -396,8 +396,8 @@ def test_a_forked_child_reads_writes_and_closes(tmp_path):
 @pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")
 def test_forks_while_threads_hammer_the_cache_never_hang(tmp_path):
     """The fork gate under stress: 4 threads read and write without pause (the write-behind
-    queue stays full) while the main thread forks 20 times; every fork gets through within a
-    second and every child reads, writes and closes within its time. Before the gate, about one
+    queue stays full) while the main thread forks 20 times; every fork gets through within 2 s
+    and every child reads, writes and closes within its time. Before the gate, about one
     child in eight hung for good on SQLite's allocator mutex; before the writer's transactions
     were bounded, a fork waited for a whole queue of writes (3 to 60 s, once over 10 minutes)."""
     cache = VerdictCache(tmp_path / "c", 10_000)
@@ -429,7 +429,7 @@ def test_forks_while_threads_hammer_the_cache_never_hang(tmp_path):
             thread.join(10)
         cache.close()
     assert reports == [{"ok": True}] * 20
-    assert max(fork_waits) < 1.0, sorted(fork_waits)
+    assert max(fork_waits) < 2.0, sorted(fork_waits)  # measured 0.09 to 0.43 s; 3 to 60 s before
 
 
 def test_verdicts_beyond_the_write_behind_bound_are_counted_not_held(tmp_path, monkeypatch):
@@ -437,7 +437,7 @@ def test_verdicts_beyond_the_write_behind_bound_are_counted_not_held(tmp_path, m
     cache = VerdictCache(tmp_path / "c", 10_000)
     disk_free = threading.Event()
     original = cache._apply
-    monkeypatch.setattr(cache, "_apply", lambda jobs, store: (disk_free.wait(10), original(jobs, store)))
+    monkeypatch.setattr(cache, "_apply", lambda jobs, store: (disk_free.wait(10), original(jobs, store))[1])
     for n in range(500):  # the writer is stuck on a slow disk while the judge keeps answering
         cache.set(f"k{n}", Verdict(score=0.5))
     held = len(cache._unwritten)
@@ -470,6 +470,17 @@ def test_the_writer_stores_a_long_queue_in_bounded_transactions(tmp_path, monkey
     reopened = VerdictCache(tmp_path / "c", 10_000)
     assert len(reopened) == 1_000 and reopened.errors == 0
     reopened.close()
+
+
+def test_a_pending_fork_ends_the_writers_transaction_after_one_write(tmp_path, monkeypatch):
+    cache = VerdictCache(tmp_path / "c", 100)
+    monkeypatch.setattr(adapter.cache.verdict_cache, "_NO_FORK_PENDING", threading.Event())  # pending
+    text = Verdict(score=0.5).model_dump_json()
+    left = cache._apply([("a", text), ("b", text), ("c", text)], cache._cache)
+    assert left == [("b", text), ("c", text)]  # for after the fork
+    assert cache._cache.get("a") == text and cache._cache.get("b") is None and cache.errors == 0
+    monkeypatch.undo()
+    cache.close()
 
 
 def test_a_cache_dropped_without_close_is_collected_and_its_writer_stops(tmp_path):
