@@ -6,7 +6,9 @@
 (c) client overhead against a zero-work loopback server (separate process);
 (d) vLLM prefix-cache hit rate during (a);
 (e) adapter RSS growth over many requests;
-(j) with ``--judgment-log``: (c) with and without a judgment log at rate 1.0.
+(j) with ``--judgment-log``: (c) with and without a judgment log at rate 1.0;
+(k) with ``--groups``: each group mode's judge requests, time, tokens and prefix-cache hits per
+    GRPO group of 8 and 16 on a running judge (``--url``).
 Results go to ``docs/BENCHMARKS.md``. This machine is noisy: compare ratios, not seconds.
 """
 
@@ -29,7 +31,7 @@ from typing import Any, Literal
 import httpx
 
 from adapter import JudgeRewardSystem
-from eval import bench_judgment_log, bench_replicas
+from eval import bench_groups, bench_judgment_log, bench_replicas
 from eval.bench_overhead import overhead, overhead_section
 from judge_prompts import render_prompt
 from judge_vllm import launcher
@@ -361,6 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--real-replicas", help="with --replicas, (i) too: two running vLLM servers, comma-separated URLs"
     )
     parser.add_argument("--judgment-log", action="store_true", help="only (j): (c) with and without the log")
+    parser.add_argument(
+        "--groups", action="store_true", help="only (k): group modes per GRPO group of 8 and 16 (needs --url)"
+    )
     return parser
 
 
@@ -371,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
         return _replicas(args)
     if args.judgment_log:
         return _judgment_log(args)
+    if args.groups:
+        return _groups(args)
     report = run(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)
@@ -395,6 +402,19 @@ def _judgment_log(args: argparse.Namespace) -> int:
     without, with_log = bench_judgment_log.judgment_log_cost(args.overhead_items, args.repeats)
     text = bench_judgment_log.section(without, with_log, args.overhead_items)
     bench_replicas.write_section(args.out, text, bench_judgment_log.START, bench_judgment_log.END)
+    print(text)
+    return 0
+
+
+def _groups(args: argparse.Namespace) -> int:
+    if not args.url:
+        print("judge-bench --groups measures a running judge: give --url", file=sys.stderr)
+        return 2
+    model = httpx.get(args.url + "/v1/models", timeout=10).json()["data"][0]["id"]
+    costs = bench_groups.group_costs(args.url, (8, 16), lambda n, q: mixed_items(n, offset=q * n, group=n))
+    machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, no GPU"
+    text = bench_groups.section(costs, model, machine)
+    bench_replicas.write_section(args.out, text, bench_groups.START, bench_groups.END)
     print(text)
     return 0
 

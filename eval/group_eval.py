@@ -32,6 +32,7 @@ __all__ = [
     "GroupModeStats",
     "evaluate_group_modes",
     "group_modes_markdown",
+    "judgments_behind",
     "labelled_groups",
     "parse_group_mode",
 ]
@@ -93,7 +94,7 @@ def _ordering(rewards: Sequence[float | None], rows: Sequence[EvalRow]) -> tuple
     return wins, pairs
 
 
-def _judgments(results: Sequence[dict[str, Any]]) -> int:
+def judgments_behind(results: Sequence[dict[str, Any]]) -> int:
     """Judge requests behind a group's rewards: distinct comparisons, or members judged alone."""
     shown = {tuple(c["shown"]) for r in results for c in (r.get("comparisons") or [])}
     alone = sum(1 for r in results if r["source"] in JUDGED and not r.get("comparisons"))
@@ -165,7 +166,7 @@ def evaluate_group_modes(
                 pairs=int(pairs.sum()),
                 ordering_accuracy=_ratio(wins, pairs) if pairs.sum() else None,
                 interval=bootstrap(_ratio, wins, pairs, seed=seed),
-                judgments=sum(_judgments(results) for results in scored),
+                judgments=sum(judgments_behind(results) for results in scored),
                 judged_share=judged / sent if sent else 0.0,
                 seconds=seconds,
                 model=model,

@@ -217,7 +217,7 @@ class JudgeClient:
 
     # -- judging -------------------------------------------------------------------
 
-    def _sampling(self, label_ids: list[int] | None) -> dict[str, Any]:
+    def _sampling(self, label_ids: list[int] | None, shown: int = 0) -> dict[str, Any]:
         max_tokens = self._max_tokens
         if self.profile.constraint == "choice" and not label_ids and self.config.max_tokens is None:
             max_tokens = max(max_tokens, CHOICE_MAX_TOKENS)  # labels of unknown length: room for each
@@ -228,7 +228,7 @@ class JudgeClient:
         if profile.constraint == "choice":
             body["structured_outputs"] = {"choice": list(profile.labels)}
         elif profile.constraint == "regex":
-            body["structured_outputs"] = {"regex": profile.constraint_regex(max_tokens)}
+            body["structured_outputs"] = {"regex": profile.constraint_regex(max_tokens, shown)}
         elif profile.constraint == "json":
             schema = verdict_schema(self.config.aspects, self.config.max_explanation_chars)
             body["structured_outputs"] = {"json": schema}
@@ -342,7 +342,9 @@ class JudgeClient:
                     raise classify(err) from err
         raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
 
-    async def _body(self, prompts: list[JudgePrompt], label_ids: list[int] | None) -> dict[str, Any]:
+    async def _body(
+        self, prompts: list[JudgePrompt], label_ids: list[int] | None, shown: int = 0
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": await self.model_name()}
         if self._chat:
             messages = [p.messages() for p in prompts]
@@ -350,13 +352,13 @@ class JudgeClient:
         else:
             texts = [p.user for p in prompts]
             body["prompt"] = texts[0] if len(texts) == 1 else texts
-        body.update(self._sampling(label_ids))
+        body.update(self._sampling(label_ids, shown))
         return body
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         """Judge one request (raises a ``JudgeError`` on failure)."""
         label_ids = await self._label_token_ids()
-        body = await self._body([await self._prompt(request)], label_ids)
+        body = await self._body([await self._prompt(request)], label_ids, len(request.responses))
         choices = await self._complete(CHAT_PATH if self._chat else COMPLETIONS_PATH, body)
         if not choices:
             raise JudgeParseError("judge reply has no choices")
@@ -369,7 +371,26 @@ class JudgeClient:
         return "/v1" + (BATCH_PATH if self._batch_supported and items > 1 else CHAT_PATH)
 
     async def judge_many(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
-        """Judge several requests; each slot holds a verdict or that request's error."""
+        """Judge several requests; each slot holds a verdict or that request's error. Requests
+        showing different numbers of responses (rankings of groups of different sizes) take
+        different constraints, so each size goes in a call of its own."""
+        sizes = sorted({len(r.responses) for r in requests})
+        if len(sizes) <= 1:
+            return await self._judge_alike(requests)
+        slots = [[k for k, r in enumerate(requests) if len(r.responses) == n] for n in sizes]
+        parts = await asyncio.gather(
+            *(self._judge_alike([requests[k] for k in part]) for part in slots), return_exceptions=True
+        )
+        results: dict[int, Verdict | JudgeError] = {}
+        for part, outcomes in zip(slots, parts, strict=True):
+            if isinstance(outcomes, BaseException) and not isinstance(outcomes, JudgeError):
+                raise outcomes
+            for slot, k in enumerate(part):  # a call that failed as a whole fails its own requests
+                results[k] = outcomes if isinstance(outcomes, JudgeError) else outcomes[slot]
+        return [results[k] for k in range(len(requests))]
+
+    async def _judge_alike(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
+        """Judge requests that share one sampling body (one constraint)."""
         if not requests:
             return []
         if len(requests) > 1 and not self._chat:
@@ -396,7 +417,7 @@ class JudgeClient:
         if not sendable:
             return results  # type: ignore[return-value]
         prompts = [prepared[i] for i in sendable]
-        body = await self._body(prompts, label_ids)  # type: ignore[arg-type]
+        body = await self._body(prompts, label_ids, len(requests[0].responses))  # type: ignore[arg-type]
         if self._chat and len(prompts) == 1:
             body["messages"] = [body["messages"]]  # the batch endpoint takes a list of conversations
         by_index = {choice.index: choice for choice in await self._complete(path, body)}

@@ -41,6 +41,7 @@ __all__ = [
     "SCALE_LABELS",
     "json_verdict",
     "label_verdict",
+    "ranking_regex",
     "ranking_verdict",
     "scale_to_unit",
     "verdict_schema",
@@ -266,6 +267,13 @@ def _explain(summary: str, rest: str) -> str:
     if len(rest) > MAX_EXPLANATION_CHARS:
         rest = "..." + rest[-MAX_EXPLANATION_CHARS:]
     return f"{summary}. {rest}"
+
+
+def ranking_regex(shown: int) -> str:
+    """The constraint of a ranking of ``shown`` responses: exactly ``shown`` of their letters, joined
+    by ">" (that each comes once is checked when the reply is read)."""
+    letters = f"[A-{RANKING_LETTERS[max(min(shown, len(RANKING_LETTERS)), 1) - 1]}]"
+    return letters if shown <= 1 else f"{letters}(>{letters}){{{shown - 1}}}"
 
 
 def ranking_verdict(content: str | None, finish_reason: str | None, shown: int) -> Verdict:

@@ -42,7 +42,7 @@ from judge_prompts import (
     rubric_for,
     template_fingerprint,
 )
-from judge_vllm.contract import INVALID
+from judge_vllm.contract import INVALID, ranking_regex
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.patterns import compile_user_pattern
 from judge_vllm.schemas import JudgeRequest
@@ -215,8 +215,11 @@ class JudgeProfile(BaseModel):
             "score_rubric": score_rubric.model_dump() if score_rubric else None,
         }
 
-    def constraint_regex(self, max_tokens: int) -> str | None:
-        """The regex constraint for a token budget (``FREE_CHARS`` filled in)."""
+    def constraint_regex(self, max_tokens: int, shown: int = 0) -> str | None:
+        """The regex constraint for a token budget (``FREE_CHARS`` filled in); a ranking of
+        ``shown`` responses is constrained to exactly that many letters."""
+        if self.output == "ranking" and shown:
+            return ranking_regex(shown)
         if self.regex is None:
             return None
         return self.regex.replace(FREE_CHARS, str(max(max_tokens - VERDICT_RESERVE_TOKENS, 0)))

@@ -13,7 +13,7 @@ from judge_vllm.errors import (
     JudgeUnavailableError,
 )
 from judge_vllm.retry import classify
-from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.schemas import JudgeReply, JudgeRequest, Verdict
 from judge_vllm.settings import JudgeClientConfig
 from judge_vllm.testing.fake_server import FaultPlan
 
@@ -195,3 +195,24 @@ async def test_the_character_budget_applies_first(fake_judge):
         assert client.context_cuts == 0
     sent = fake_judge.last_body["messages"][-1]["content"]
     assert "characters omitted ..." in sent and "so the answer is 4" in sent
+
+
+async def test_rankings_of_groups_of_different_sizes_go_in_calls_of_their_own(monkeypatch):
+    """Each call's constraint is exactly n letters, so a batch of 3- and 4-response rankings is split."""
+    client = _client("http://127.0.0.1:9", profile="listwise", model="m")
+    bodies: list[dict] = []
+
+    async def complete(path, body):
+        bodies.append(body)
+        letters = "ABCD"[: 3 if "{2}" in body["structured_outputs"]["regex"] else 4]
+        count = len(body["messages"]) if isinstance(body["messages"][0], list) else 1
+        return [JudgeReply(k, ">".join(reversed(letters)), "stop") for k in range(count)]
+
+    monkeypatch.setattr(client, "_complete", complete)
+    client._tokenize_supported = False  # no server: character budgets only
+    requests = [JudgeRequest(prompt="q", responses=("a", "b", "c")), JudgeRequest(prompt="q", responses=("a", "b", "c", "d")),
+                JudgeRequest(prompt="q", responses=("c", "a", "b"))]  # fmt: skip
+    verdicts = await client.judge_many(requests)
+    assert sorted(b["structured_outputs"]["regex"] for b in bodies) == ["[A-C](>[A-C]){2}", "[A-D](>[A-D]){3}"]
+    assert [v.ranking for v in verdicts] == [[2, 1, 0], [3, 2, 1, 0], [2, 1, 0]]
+    await client.aclose()

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from judge_vllm.contract import label_verdict, ranking_verdict
+from judge_vllm.contract import label_verdict, ranking_regex, ranking_verdict
 from judge_vllm.errors import JudgeConfigError, JudgeParseError, JudgeReasoningCutError
 from judge_vllm.profiles import builtin_profile_names, load_profile
 from judge_vllm.schemas import (
@@ -236,3 +236,9 @@ def test_each_compared_response_gets_its_share_of_the_completion_budget():
     request = JudgeRequest(prompt="Q?", responses=("x" * 500, "y" * 500))
     user = load_profile("pairwise").render(request, "", max_prompt_chars=100, max_completion_chars=400).user
     assert user.count("characters omitted") == 2 and user.count("x") < 250
+
+
+def test_a_ranking_is_constrained_to_exactly_the_letters_shown():
+    assert ranking_regex(1) == "[A-A]" and ranking_regex(4) == "[A-D](>[A-D]){3}"
+    listwise = load_profile("listwise")
+    assert listwise.constraint_regex(40, 3) == "[A-C](>[A-C]){2}" and listwise.constraint_regex(40) == listwise.regex
