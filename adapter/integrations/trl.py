@@ -5,9 +5,14 @@
 
 TRL calls a reward function as ``f(prompts=..., completions=..., completion_ids=..., **columns)``
 where ``columns`` holds the dataset's other columns (one value per completion) plus
-``trainer_state``, ``log_extra`` and ``log_metric``. The whole group is scored in one
-``reward_batch``. With ``fallback_to_rule: false`` a judge failure is ``None``: TRL turns it
-into NaN and leaves it out of the group's baseline instead of reading it as a score.
+``trainer_state``, ``log_extra`` and ``log_metric``. The whole batch is scored in one
+``reward_batch``; with a ``group:`` block in the config (mode pairwise or listwise) the
+completions are grouped by prompt (its text or whole conversation, and its reference answer;
+never by position) and each group is judged together by ``reward_group``, all groups at once,
+the rewards returned in TRL's order. A group is what one process sees: whole groups when each
+process's generation batch is a multiple of ``num_generations``. With
+``fallback_to_rule: false`` a judge failure is ``None``: TRL turns it into NaN and leaves it
+out of the group's baseline instead of reading it as a score.
 
 A reward function holds its config, not a judge: the judge reward is built in the process
 that first calls it, and pickling keeps only the config, the column names and the name, so
@@ -18,10 +23,12 @@ earlier releases call a callable object without awaiting it.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from typing import Any, ClassVar
 
@@ -42,6 +49,7 @@ __all__ = [
     "batch_metrics",
     "judge_reward_func",
     "message_text",
+    "prompt_groups",
     "prompt_text",
 ]
 
@@ -53,8 +61,32 @@ _TRL_KWARGS = frozenset({"completion_ids", "trainer_state", "log_extra", "log_me
 # Columns added to TRL's completions table (``log_extra``), one value per completion: the
 # RewardResult field each one shows ("" / None where a reward has no explanation / reason).
 EXTRA_COLUMNS = {"judge_source": "source", "judge_explanation": "explanation", "judge_reason": "reason"}
+# The sync function judges its groups on this many threads at most (each waits on the judge's loop).
+MAX_GROUP_THREADS = 32
 
 Rewards = list[float | None]
+Results = list[dict[str, Any]]
+
+
+def prompt_groups(items: Sequence[Mapping[str, Any]]) -> list[list[int]]:
+    """The positions of each prompt's completions, prompts in order of first appearance.
+
+    A prompt is its text (a conversation's whole transcript), reference answer and rubric:
+    interleaved or repeated prompts group the same as TRL's blocks of ``num_generations``."""
+    groups: dict[str, list[int]] = {}
+    for k, item in enumerate(items):
+        key = repr((item["prompt"], item.get("answer"), item.get("rubric")))
+        groups.setdefault(key, []).append(k)
+    return list(groups.values())
+
+
+def _in_order(groups: list[list[int]], parts: Sequence[Results], n: int) -> Results:
+    """The groups' results back in the batch's order."""
+    results: list[dict[str, Any]] = [{}] * n
+    for group, part in zip(groups, parts, strict=True):
+        for k, result in zip(group, part, strict=True):
+            results[k] = result
+    return results
 
 
 def batch_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -171,6 +203,11 @@ class _TrlJudgeReward:
             )
         ]
 
+    @property
+    def grouped(self) -> bool:
+        """Whether the config's ``group:`` block has the completions of a prompt judged together."""
+        return self.config.group is not None and self.config.group.mode != "pointwise"
+
     @staticmethod
     def _report(results: list[dict[str, Any]], columns: Mapping[str, Any]) -> Rewards:
         log_metric: Callable[[str, float], None] | None = columns.get("log_metric")
@@ -203,8 +240,16 @@ class JudgeRewardFunc(_TrlJudgeReward):
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> Rewards:
         """Score one generation batch with the judge; ``None`` where it failed and fallback is off."""
-        results = self.reward_system.reward_batch(self._items(prompts, completions, columns))
-        return self._report(results, columns)
+        items = self._items(prompts, completions, columns)
+        system = self.reward_system
+        if not self.grouped:
+            return self._report(system.reward_batch(items), columns)
+        groups = prompt_groups(items)
+        members = [[items[k] for k in group] for group in groups]
+        # One thread per group, so the groups' comparisons meet in the judge's batches.
+        with ThreadPoolExecutor(max(1, min(len(groups), MAX_GROUP_THREADS)), "judge-group") as pool:
+            parts = list(pool.map(system.reward_group, members))
+        return self._report(_in_order(groups, parts, len(items)), columns)
 
 
 class AsyncJudgeRewardFunc(_TrlJudgeReward):
@@ -217,8 +262,13 @@ class AsyncJudgeRewardFunc(_TrlJudgeReward):
 
     async def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> Rewards:
         """Score one generation batch with the judge; ``None`` where it failed and fallback is off."""
-        results = await self.reward_system.areward_batch(self._items(prompts, completions, columns))
-        return self._report(results, columns)
+        items = self._items(prompts, completions, columns)
+        system = self.reward_system
+        if not self.grouped:
+            return self._report(await system.areward_batch(items), columns)
+        groups = prompt_groups(items)
+        parts = await asyncio.gather(*(system.areward_group([items[k] for k in group]) for group in groups))
+        return self._report(_in_order(groups, parts, len(items)), columns)
 
 
 def _require_async_trl() -> None:

@@ -1,7 +1,7 @@
 """A real GRPOTrainer rewarded by the real vLLM CPU judge (SmolLM2) through judge_reward_func:
 multi-turn prompts with a system prompt, and the judge's source and explanation in the
-trainer's completions table; a judgment log written in training, read back by
-``judge-eval --from-log``."""
+trainer's completions table; each prompt's generations compared pairwise; a judgment log
+written in training, read back by ``judge-eval --from-log``."""
 
 from __future__ import annotations
 
@@ -42,6 +42,30 @@ def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path, trl_helpers):
     assert all(e.startswith("expected score") for e in table["judge_explanation"]), list(
         table["judge_explanation"]
     )
+
+
+def test_grpo_trainer_compares_each_prompts_generations_with_the_real_judge(judge_url, tmp_path, trl_helpers):
+    config = {
+        "judge_url": judge_url,
+        "cache_dir": str(tmp_path / "cache"),
+        "timeout": 600,
+        "fallback_to_rule": False,
+        "group": {"mode": "pairwise", "deadline": 600},
+    }
+    func = judge_reward_func(config)
+    try:
+        trainer, returned = trl_helpers.run_grpo(func, tmp_path, conversational=True)
+    finally:
+        func.close()
+    logs = trl_helpers.step_logs(trainer)
+    assert len(logs) == 2 and [len(group) for group in returned] == [2, 2, 2, 2]  # 2 steps x 2 prompts
+    for log, groups in zip(logs, (returned[:2], returned[2:]), strict=True):
+        rewards = [r for group in groups for r in group]
+        assert all(r is not None and 0.0 <= r <= 1.0 for r in rewards), rewards
+        assert log[f"rewards/{DEFAULT_NAME}/mean"] == pytest.approx(sum(rewards) / 4, abs=1e-6)
+    table = trl_helpers.completions_table(tmp_path, 2)
+    assert list(table["judge_reason"]) == ["pairwise"] * 4, list(table["judge_source"])
+    assert all(e.startswith("pairwise: 2 comparison(s)") for e in table["judge_explanation"])
 
 
 def test_a_grpo_run_writes_a_judgment_log_that_judge_eval_reads_back(judge_url, tmp_path, trl_helpers):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from trl.trainer.utils import get_callable_name, is_async_callable
 
+from adapter import JudgeRewardSystem
 from adapter.integrations import trl as trl_integration
 from adapter.integrations.trl import (
     DEFAULT_NAME,
@@ -31,6 +32,7 @@ from adapter.integrations.trl import (
 )
 from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeInputError
 from judge_vllm.model_prep import prepare_model
+from judge_vllm.testing.fake_backend import ComparingBackend
 from judge_vllm.testing.fake_server import FaultPlan
 
 REPO = Path(__file__).resolve().parents[3]
@@ -319,8 +321,8 @@ def test_the_shipped_config(fake_judge, monkeypatch, tmp_path):
 def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> tuple[Any, list[list[Any]]]:
     """Two GRPO steps of a tiny random Llama (SmolLM2's tokenizer) on 2 prompts x 2 generations.
 
-    Returns the trainer and the rewards our function returned at each step; the completions
-    table of each step is in ``tmp_path/grpo/completions`` (``completions_table``).
+    Returns the trainer and the rewards of each judge call (one per step; one per prompt and
+    step with a ``group:`` block); the completions table of each step is in ``tmp_path/grpo/completions`` (``completions_table``).
     """
     import torch
     from datasets import Dataset
@@ -367,19 +369,24 @@ def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> 
     )
     returned: list[list[Any]] = []
     system = reward_func.reward_system
-    reward_batch, areward_batch = system.reward_batch, system.areward_batch
 
-    def recording_reward_batch(items):
-        results = reward_batch(items)
+    def record(results):
         returned.append([r["reward"] for r in results])
         return results
 
-    async def recording_areward_batch(items):
-        results = await areward_batch(items)
-        returned.append([r["reward"] for r in results])
-        return results
+    def recording(method):
+        return lambda items: record(method(items))
 
-    system.reward_batch, system.areward_batch = recording_reward_batch, recording_areward_batch
+    def arecording(method):
+        async def recorded(items):
+            return record(await method(items))
+
+        return recorded
+
+    for name in ("reward_batch", "reward_group"):
+        setattr(system, name, recording(getattr(system, name)))
+    for name in ("areward_batch", "areward_group"):
+        setattr(system, name, arecording(getattr(system, name)))
     trainer = GRPOTrainer(
         model=model, processing_class=tokenizer, reward_funcs=reward_func, args=args, train_dataset=dataset
     )
@@ -439,6 +446,31 @@ def test_grpo_trainer_masks_judge_failures_when_fallback_is_off(fake_judge, tmp_
     table = completions_table(tmp_path, 2)
     assert list(table["judge_source"]) == ["error"] * 4
     assert table["judge_reason"].notna().all() and (table["judge_reason"] != "").all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["sync", "async_conversational"])
+def test_grpo_trainer_judges_each_prompts_generations_together(monkeypatch, tmp_path, variant):
+    """With ``group: {mode: pairwise}`` each prompt's generations are compared with each other;
+    a judge that always prefers the first shown gives both members of a group the same reward."""
+    judge = ComparingBackend()
+    monkeypatch.setattr(trl_integration, "create_judge_reward", lambda c: JudgeRewardSystem(c, backend=judge))
+    make = judge_reward_func if variant == "sync" else async_judge_reward_func
+    func = make({"use_cache": False, "timeout": 30, "group": {"mode": "pairwise"}})
+    try:
+        trainer, returned = run_grpo(func, tmp_path, conversational=variant != "sync")
+    finally:
+        func.close()
+    logs = step_logs(trainer)
+    assert len(logs) == 2 and [len(r) for r in returned] == [2, 2, 2, 2]  # 2 steps x 2 prompts
+    for log, groups in zip(logs, (returned[:2], returned[2:]), strict=True):
+        rewards = [r for group in groups for r in group]
+        assert log[f"rewards/{DEFAULT_NAME}/mean"] == pytest.approx(sum(rewards) / 4, abs=1e-6)
+    assert all(group[0] == pytest.approx(group[1]) for group in returned)
+    shown = {tuple(r.responses) for r in judge.requests}
+    assert len(judge.requests) == 8 and all((b, a) in shown for a, b in shown)  # both orders
+    table = completions_table(tmp_path, 2)
+    assert list(table["judge_reason"]) == ["pairwise"] * 4
 
 
 @pytest.mark.parametrize(
