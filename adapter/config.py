@@ -30,8 +30,9 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from adapter.groups.settings import GroupSettings
 from adapter.pipeline.calibration import ConfidenceCalibration
+from adapter.rubrics.criteria import parse_rubric
 from adapter.rules import RuleSettings
-from judge_vllm.errors import JudgeConfigError
+from judge_vllm.errors import JudgeConfigError, JudgeInputError
 from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.settings import JudgeClientConfig, check_judge_url
 from judge_vllm.yaml_file import read_yaml_mapping
@@ -150,6 +151,10 @@ class RewardConfig(JudgeClientConfig):
     strategy: Literal["judge", "cascade"] = Field(
         default="judge", description="cascade: the rule reward decides where it is sure, the judge the rest"
     )
+    rubric: list[str | dict[str, Any]] | None = Field(
+        default=None,
+        description="one rubric for every item without its own: criteria, strings or {criterion, weight, veto}",
+    )
     group: GroupSettings | None = Field(
         default=None,
         description="reward_group: how the completions of one prompt are judged together; None = pointwise",
@@ -181,6 +186,16 @@ class RewardConfig(JudgeClientConfig):
                 "escalate_to (a second judge where the first is unsure) and an ensemble cannot be combined"
             )
         return self
+
+    @field_validator("rubric")
+    @classmethod
+    def _rubric(cls, value: list[str | dict[str, Any]] | None) -> list[str | dict[str, Any]] | None:
+        if value is not None:
+            try:
+                parse_rubric(value)
+            except JudgeInputError as err:
+                raise ValueError(str(err)) from None
+        return value
 
     @field_validator("escalation_band")
     @classmethod

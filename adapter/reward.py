@@ -159,7 +159,7 @@ class BaseJudgeReward:
         """Like ``reward`` but returns the ``RewardResult`` (``.score``, ``.source``, ...)."""
         started = time.monotonic()
         built = build_request(prompt, completion, answer, answer_type, metadata)
-        if _has_rubric(built):
+        if self._has_rubric(built):
             return self._loop.run(self._rubric_scored(built, started))
         request = self._ruled(built, started)
         if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
@@ -342,7 +342,7 @@ class BaseJudgeReward:
         """One reward on the loop thread. Rule work that may take a while runs in an executor, so
         the loop keeps sending batches meanwhile: the pre-checks of a long completion, and the
         cascade's rule grading."""
-        if _has_rubric(built):
+        if self._has_rubric(built):
             return await self._rubric_scored(built, started)
         loop = asyncio.get_running_loop()
         if isinstance(built, JudgeRequest) and len(built.completion) > INLINE_PRECHECK_CHARS:
@@ -391,7 +391,7 @@ class BaseJudgeReward:
         """A rubric item's reward: its criteria judged (``adapter/rubrics``), their weighted mean,
         0 on a failed veto; the fallback's unsure reward when no criterion could be judged."""
         try:
-            criteria = parse_rubric(request.metadata["rubric"])
+            criteria = parse_rubric(request.metadata.get("rubric", self.config.rubric))
         except JudgeInputError as err:
             return self._outcomes.finish(
                 request, started, 0.0, "rule", f"invalid rubric: {err}", reason="invalid_input"
@@ -413,6 +413,12 @@ class BaseJudgeReward:
             request, started, self.config.rules.unsure_reward, "rule_fallback", explanation,
             reason=failed.reason, error=str(failed),
         )  # fmt: skip
+
+    def _has_rubric(self, built: JudgeRequest | InvalidInput) -> TypeGuard[JudgeRequest]:
+        """A rubric item: its own ``rubric``, or the config's rubric for every item."""
+        return isinstance(built, JudgeRequest) and (
+            built.metadata.get("rubric") is not None or self.config.rubric is not None
+        )
 
     def _rubric(self) -> RubricJudge:
         """The criteria's judge, built on first use: this judge's settings, profile ``criterion``."""
@@ -437,7 +443,7 @@ class BaseJudgeReward:
         ruled = await asyncio.gather(
             *(
                 self._rubric_scored(m, started)  # a rubric item is scored by its rubric, on its own
-                if _has_rubric(m)
+                if self._has_rubric(m)
                 else loop.run_in_executor(None, self._group_member, m, started, settings)
                 for m in members
             )
@@ -621,8 +627,6 @@ class BaseJudgeReward:
         return cache_key(request, model, self._client_config)
 
 
-def _has_rubric(built: JudgeRequest | InvalidInput) -> TypeGuard[JudgeRequest]:
-    return isinstance(built, JudgeRequest) and built.metadata.get("rubric") is not None
 
 
 class JudgeRewardSystem(BaseJudgeReward):

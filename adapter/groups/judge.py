@@ -64,6 +64,7 @@ def comparison_config(config: RewardConfig, settings: GroupSettings) -> RewardCo
             "metrics_port": None,
             "judgment_log_path": None,
             "score_rubric": None,
+            "rubric": None,
             "group": None,
         }
     )

@@ -44,6 +44,7 @@ def criterion_config(config: RewardConfig) -> RewardConfig:
             "metrics_port": None,
             "judgment_log_path": None,
             "score_rubric": None,
+            "rubric": None,
         }
     )
 
