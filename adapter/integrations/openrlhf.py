@@ -138,7 +138,18 @@ def _within_openrlhfs_wait(config: RewardConfig) -> RewardConfig:
             f"{OPENRLHF_CLIENT_TIMEOUT_S:g} s and retries it, so a reward (or the rule fallback) must "
             f"come back sooner: set timeout to at most {limit:g}"
         )
+    group = config.group
+    if group is not None and group.mode != "pointwise" and group.deadline + config.timeout > limit:
+        raise JudgeConfigError(
+            f"group.deadline {group.deadline:g} s + timeout {config.timeout:g} s: a group's rewards come "
+            f"back within both, and OpenRLHF abandons a /get_reward after {OPENRLHF_CLIENT_TIMEOUT_S:g} s: "
+            f"make them add up to at most {limit:g}"
+        )
     return config
+
+
+def _compares_groups(config: RewardConfig) -> bool:
+    return config.group is not None and config.group.mode != "pointwise"
 
 
 def create_app(
@@ -153,7 +164,8 @@ def create_app(
     OpenRLHF sends no credentials, so bind it to a private address). None = the default limit;
     ``backend`` replaces the judge server (tests, embedding).
 
-    A config whose ``timeout`` leaves no margin below OpenRLHF's wait raises ``JudgeConfigError``.
+    A config whose ``timeout`` (with a comparing ``group:``, plus ``group.deadline``) leaves no
+    margin below OpenRLHF's wait raises ``JudgeConfigError``.
     """
     resolved = _within_openrlhfs_wait(RewardConfig.from_any(config))
     try:
@@ -168,7 +180,7 @@ def create_app(
         max_batch=max_batch,
         backend=backend,
     )
-    grouped = resolved.group is not None and resolved.group.mode != "pointwise"
+    grouped = _compares_groups(resolved)
 
     @app.post("/get_reward")
     async def get_reward(body: RemoteRewardRequest, service: Service) -> OpenRLHFRewards:

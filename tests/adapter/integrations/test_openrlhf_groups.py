@@ -14,6 +14,7 @@ import pytest
 
 from adapter.http import JudgeItem
 from adapter.integrations.openrlhf import create_app, prompt_groups
+from judge_vllm.errors import JudgeConfigError
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.testing.asgi_server import ApiServer
 from judge_vllm.testing.fake_backend import FakeBackend
@@ -117,3 +118,10 @@ def test_without_a_comparing_group_mode_each_query_is_judged_alone(rm, judge):
 def test_prompt_groups(keys, groups):
     items = [JudgeItem(prompt=p, completion="c", answer=a, answer_type=t) for p, a, t in keys]
     assert prompt_groups(items) == groups
+
+
+def test_a_group_deadline_openrlhf_would_not_wait_for_is_refused():
+    create_app({"timeout": 120, "group": {"mode": "pairwise", "deadline": 50}})
+    create_app({"timeout": 120, "group": {"mode": "pointwise", "deadline": 60}})  # never compares
+    with pytest.raises(JudgeConfigError, match=r"group.deadline 60 s \+ timeout 120 s: .* at most 170"):
+        create_app({"timeout": 120, "group": {"mode": "listwise", "deadline": 60}})
