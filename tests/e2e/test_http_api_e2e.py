@@ -1,4 +1,5 @@
-"""The judge server API and the OpenRLHF reward model against the real vLLM CPU judge (SmolLM2)."""
+"""The judge server API and the OpenRLHF reward model against the real vLLM CPU judge (SmolLM2):
+the contracts, not the quality."""
 
 from __future__ import annotations
 
@@ -54,6 +55,51 @@ def test_judge_batch_health_and_metrics_through_the_real_judge(judge_url, tmp_pa
     assert all(0.0 <= r["score"] <= 1.0 for r in responses)
     assert 'judge_rewards_total{source="judge"} 3.0' in metrics
     assert "judge_cache_hits_total 1.0" in metrics
+
+
+RUBRIC = ["Recommends drinking fluids", {"criterion": "Suggests seeing a doctor if it persists", "weight": 2}]
+FEVER = "I have had a fever for two days. What should I do?"
+GROUP = [
+    "The capital of France is Paris.",
+    "Paris is the capital city of France.",
+    "The capital of France is Lyon.",
+    "France's capital is Marseille, I believe.",
+]
+
+
+def test_judge_group_and_rubric_items_through_the_real_judge(judge_url, tmp_path):
+    # a long group deadline: 12 comparisons on a busy CPU judge
+    config = {**_config(judge_url, tmp_path), "timeout": 120, "group": {"mode": "pairwise", "deadline": 300}}
+    app = create_app(config, api_key=KEY)
+    headers = {"Authorization": f"Bearer {KEY}"}
+    members = [
+        {"prompt": "What is the capital of France?", "completion": c, "answer": "Paris"} for c in GROUP
+    ]
+    rubric_item = {"prompt": FEVER, "completion": "Drink plenty of fluids and rest.", "rubric": RUBRIC}
+    rubric_group = [rubric_item, {**rubric_item, "completion": "See a doctor if it persists."}]
+    with (
+        ApiServer(app) as server,
+        httpx.Client(base_url=server.url, timeout=TIMEOUT_S, headers=headers) as http,
+    ):
+        group = http.post("/judge_group", json={"items": members})
+        single = http.post("/judge", json=rubric_item)
+        rubrics = http.post("/judge_group", json={"items": rubric_group})
+    assert group.status_code == 200, group.text
+    results = group.json()["results"]
+    assert len(results) == 4
+    for result in results:
+        assert result["source"] == "judge" and result["metadata"]["reason"] == "pairwise", result
+        assert 0.0 <= result["score"] <= 1.0
+        assert len(result["comparisons"]) == 6  # all pairs in both orders: 3 opponents x 2
+        assert all(c["source"] == "judge" and 0.0 <= c["p_first"] <= 1.0 for c in result["comparisons"])
+    assert single.status_code == 200 and rubrics.status_code == 200, (single.text, rubrics.text)
+    for result in (single.json(), *rubrics.json()["results"]):
+        assert result["source"] == "judge", result
+        assert 0.0 <= result["score"] <= 1.0
+        assert set(result["detailed_scores"]) == {
+            "Recommends drinking fluids",
+            "Suggests seeing a doctor if it persists",
+        }
 
 
 def test_openrlhf_get_reward_through_the_real_judge(judge_url, tmp_path):
