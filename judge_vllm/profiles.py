@@ -25,6 +25,7 @@ profile's own ``variables``.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -108,6 +109,12 @@ class JudgeProfile(BaseModel):
         default=None, description="regex whose group 1 is the label (last match wins); None = the whole reply"
     )
     max_tokens: int = Field(default=1, ge=1, le=262_144)
+    template_dir_env: str | None = Field(
+        default=None,
+        description="an environment variable that, when set, names the folder of the templates (a prompt "
+        "whose licence keeps it out of the wheel)",
+    )
+    templates_note: str = Field(default="", description="where to get the templates when they are missing")
     judge_input: Literal["completion", "final_answer"] = "completion"
     needs_answer: bool = True
     needs_score_rubric: bool = False
@@ -250,7 +257,10 @@ BUILTIN_PROFILES = tuple(builtin_profile_names())
 def _load_file(path: Path) -> JudgeProfile:
     raw = read_yaml_mapping(path, "judge profile")
     raw.setdefault("name", path.parent.name)
-    raw["template_dir"] = (path.parent / raw.get("template_dir", ".")).resolve()
+    elsewhere = os.environ.get(str(raw.get("template_dir_env") or ""), "").strip()
+    raw["template_dir"] = Path(elsewhere).expanduser().resolve() if elsewhere else (
+        path.parent / raw.get("template_dir", ".")
+    ).resolve()
     try:
         profile = JudgeProfile.model_validate(raw)
     except ValidationError as err:
@@ -258,7 +268,10 @@ def _load_file(path: Path) -> JudgeProfile:
         raise JudgeConfigError(f"judge profile {path}: {problems}") from None
     for template in (profile.system_template, profile.user_template):
         if template is not None and not (profile.template_dir / template).is_file():
-            raise JudgeConfigError(f"judge profile {path}: template {template} not in {profile.template_dir}")
+            note = f". {profile.templates_note}" if profile.templates_note else ""
+            raise JudgeConfigError(
+                f"judge profile {path}: template {template} not in {profile.template_dir}{note}"
+            )
     return profile
 
 

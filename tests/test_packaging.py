@@ -6,6 +6,7 @@ extra says which extra in one line.
 """
 
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -14,14 +15,22 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+XVERIFY_PROMPT = "judge_prompts/profiles/xverify/user.j2"
 VERSION = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+    """The wheel built from the tracked files alone (a checkout's stale build/ or egg-info would
+    otherwise carry files the package excludes)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    tracked = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], check=True, capture_output=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-w", str(out), "-q"],
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-w", str(out), "-q"],
         check=True, capture_output=True,
     )  # fmt: skip
     (built,) = out.glob("judge_vllm-*.whl")
@@ -38,7 +47,8 @@ def test_the_wheel_holds_configs_profiles_and_py_typed(wheel):
         assert f"{package}/py.typed" in names
     profiles = {p.relative_to(REPO).as_posix() for p in (REPO / "judge_prompts" / "profiles").rglob("*")
                 if p.suffix in {".j2", ".yaml"}}  # fmt: skip
-    assert profiles and profiles <= names
+    narrower = {XVERIFY_PROMPT}  # CC BY-NC-ND: never in the wheel
+    assert profiles and profiles - narrower <= names and not narrower & names
     assert "eval/data/sample.jsonl" in names
 
 
@@ -65,3 +75,12 @@ def test_a_client_only_install_imports_reports_its_version_and_names_missing_ext
     judge_eval = run(str(venv / "bin" / "judge-eval"), "--help")
     assert judge_eval.returncode == 2 and "install judge-vllm[eval]" in judge_eval.stderr
     assert "Traceback" not in judge_eval.stderr
+    xverify = "from judge_vllm.profiles import load_profile; load_profile('xverify')"
+    missing = run(str(python), "-c", xverify)
+    assert missing.returncode == 1 and "CC BY-NC-ND" in missing.stderr and "JUDGE_VLLM_XVERIFY_DIR" in missing.stderr
+    supplied = tmp_path / "xverify-prompt"
+    supplied.mkdir()
+    (supplied / "user.j2").write_text((REPO / XVERIFY_PROMPT).read_text())
+    found = subprocess.run([str(python), "-c", xverify + "; print('loaded')"], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=300, env={"JUDGE_VLLM_XVERIFY_DIR": str(supplied), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert found.stdout.strip() == "loaded", found.stderr

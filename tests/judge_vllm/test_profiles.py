@@ -242,3 +242,19 @@ def test_a_ranking_is_constrained_to_exactly_the_letters_shown():
     assert ranking_regex(1) == "[A-A]" and ranking_regex(4) == "[A-D](>[A-D]){3}"
     listwise = load_profile("listwise")
     assert listwise.constraint_regex(40, 3) == "[A-C](>[A-C]){2}" and listwise.constraint_regex(40) == listwise.regex
+
+
+def test_a_profile_reads_its_templates_from_the_folder_its_variable_names(tmp_path, monkeypatch):
+    folder = tmp_path / "profile"
+    folder.mkdir()
+    (folder / "profile.yaml").write_text(
+        "template_dir_env: MY_PROMPT_DIR\ntemplates_note: get it from upstream\nlabels: {Yes: 1.0, No: 0.0}\n"
+    )
+    with pytest.raises(JudgeConfigError, match="user.j2 not in .*get it from upstream"):
+        load_profile(str(folder))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "user.j2").write_text("Q: {{ prompt }}")
+    monkeypatch.setenv("MY_PROMPT_DIR", str(elsewhere))
+    profile = load_profile(str(folder / "profile.yaml"))  # another cache entry than the failed load
+    assert profile.template_dir == elsewhere.resolve()
