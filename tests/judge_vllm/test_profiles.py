@@ -248,9 +248,9 @@ def test_a_profile_reads_its_templates_from_the_folder_its_variable_names(tmp_pa
     folder = tmp_path / "profile"
     folder.mkdir()
     (folder / "profile.yaml").write_text(
-        "template_dir_env: MY_PROMPT_DIR\ntemplates_note: get it from upstream\nlabels: {Yes: 1.0, No: 0.0}\n"
+        "template_dir_env: MY_PROMPT_DIR\ntemplates_note: get it from upstream\nlabels: {\"Yes\": 1.0, \"No\": 0.0}\n"
     )
-    with pytest.raises(JudgeConfigError, match="user.j2 not in .*get it from upstream"):
+    with pytest.raises(JudgeConfigError, match=r"user\.j2 not in .*get it from upstream"):
         load_profile(str(folder))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
