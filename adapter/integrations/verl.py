@@ -16,6 +16,22 @@ worker's items meet in one judge batch; ``compute_score`` runs in that loop's th
 - ``config``: the reward YAML; else the file named by ``JUDGE_REWARD_CONFIG``; else the
   ``JUDGE_MODEL_URL`` family of environment variables.
 - ``answer_type``: the answer type of items whose ``extra_info`` names none.
+- ``group_size``: with a ``group:`` block in the config (mode pairwise or listwise), the
+  responses per prompt (``${actor_rollout_ref.rollout.n}``): a group is judged once it has
+  that many; unset, once its window passes.
+- ``group_window``: seconds a group collects its members after the first arrived (default
+  ``DEFAULT_GROUP_WINDOW_S``); a group not full by then is judged with what arrived.
+
+verl 0.9 scores each response in its own call and passes neither the prompt's ``uid`` nor
+the group, so ``compute_score_async`` collects a group in its process (``GroupCollector``):
+the calls of one prompt (the same ``data_source``, ``extra_info`` ``index``, ``split`` and
+``question``, and ``ground_truth``) wait for each other, then the group is judged once with
+``areward_group`` and each call returns its own reward. A call returns within
+``group_window`` plus the group deadline plus ``timeout``; a group of one is judged on its own.
+verl sends each response to a random reward worker: set ``reward.num_workers=1`` so that a
+group meets in one process (one async worker holds a whole step's calls). An item whose
+``extra_info`` has neither ``index`` nor ``question``, and every ``compute_score`` call (run
+in threads), is judged on its own.
 
 verl's ``ground_truth`` is the reference answer; a list or array of them means any of them
 is right (as verl's own QA scorers read one): each is judged, the best reward counts.
@@ -36,19 +52,23 @@ instead of becoming a made-up number.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
+from adapter.integrations.group_collector import GroupCollector
 from adapter.integrations.process_rewards import ProcessRewards
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
 
 __all__ = [
     "CONFIG_ENV",
+    "DEFAULT_GROUP_WINDOW_S",
     "REWARD_KWARGS",
     "close_adapter",
     "compute_score",
@@ -59,7 +79,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CONFIG_ENV = "JUDGE_REWARD_CONFIG"
-REWARD_KWARGS = ("config", "answer_type")
+REWARD_KWARGS = ("config", "answer_type", "group_size", "group_window")
+# How long a group collects its members by default: verl's calls of one step arrive together
+# when rewards are scored after the rollout, spread over the rollout when they are streamed.
+DEFAULT_GROUP_WINDOW_S = 10.0
 # Each reference is one judgment; a list longer than this is cut (with a warning).
 MAX_REFERENCES = 16
 # What verl's reward managers pass besides the reward kwargs: read, or knowingly left alone.
@@ -67,6 +90,27 @@ _VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 
 _adapters = ProcessRewards()
 _warned: set[str] = set()
+
+
+@dataclass(frozen=True)
+class _Member:
+    """One call's response in a group: its items (one per reference) and the judge they share."""
+
+    adapter: BaseJudgeReward
+    items: list[dict[str, Any]]
+
+
+async def _judge_group(members: list[_Member]) -> list[list[dict[str, Any]]]:
+    """A group's results, for each member one per reference: each reference judges the group
+    once (the members of a group share their references)."""
+    adapter = members[0].adapter
+    by_reference = await asyncio.gather(
+        *(adapter.areward_group([m.items[j] for m in members]) for j in range(len(members[0].items)))
+    )
+    return [[results[k] for results in by_reference] for k in range(len(members))]
+
+
+_groups: GroupCollector[_Member, list[dict[str, Any]]] = GroupCollector(_judge_group)
 
 
 def get_adapter(reward_router_address: str | None = None, config: str | None = None) -> BaseJudgeReward:
@@ -95,11 +139,17 @@ def close_adapter() -> None:
     _adapters.close()
 
 
+def _warn_once(key: str, message: str, *args: Any) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning(message, *args)
+
+
 def _warn_unknown(kwargs: Mapping[str, Any]) -> None:
     """A misspelt reward kwarg would otherwise be ignored without a word: name it, once."""
-    for name in sorted(set(kwargs) - _VERL_KWARGS - _warned):
-        _warned.add(name)
-        logger.warning(
+    for name in sorted(set(kwargs) - _VERL_KWARGS):
+        _warn_once(
+            name,
             "verl passed the keyword argument %r, which judge-vllm ignores; its reward_kwargs are %s",
             name,
             ", ".join(REWARD_KWARGS),
@@ -137,6 +187,45 @@ def _items(
     return [{**item, "answer": reference} for reference in _references(ground_truth)]
 
 
+def _grouped(adapter: BaseJudgeReward) -> bool:
+    group = adapter.config.group
+    return group is not None and group.mode != "pointwise"
+
+
+def _group_key(
+    adapter: BaseJudgeReward,
+    data_source: str,
+    extra_info: Mapping[str, Any] | None,
+    items: list[dict[str, Any]],
+) -> Hashable | None:
+    """What the calls of one prompt share (its judge, dataset row and items but the response),
+    or None when ``extra_info`` cannot tell prompts apart (no ``index``, no ``question``)."""
+    info = extra_info if isinstance(extra_info, Mapping) else {}
+    if info.get("index") is None and not info.get("question"):
+        _warn_once(
+            "<ungrouped>",
+            "extra_info has neither 'index' nor 'question', so the responses of one prompt cannot "
+            "be told from another's: judging each on its own (put the question in extra_info)",
+        )
+        return None
+    shared = [{k: v for k, v in item.items() if k != "completion"} for item in items]
+    return id(adapter), repr((data_source, info.get("split"), info.get("index"), shared))
+
+
+def _group_limits(group_size: Any, group_window: Any) -> tuple[int | None, float]:
+    """``reward_kwargs.group_size`` and ``group_window``, checked: a count (or None: each group
+    collects for its whole window) and a positive number of seconds."""
+    if not (group_size is None or (type(group_size) is int and group_size >= 1)):
+        raise JudgeConfigError(
+            f"reward_kwargs.group_size must be the responses per prompt (rollout.n, >= 1), not {group_size!r}"
+        )
+    if type(group_window) not in (int, float) or not 0 < group_window < 3600:
+        raise JudgeConfigError(
+            f"reward_kwargs.group_window must be seconds (0 < window < 3600), not {group_window!r}"
+        )
+    return group_size, float(group_window)
+
+
 def _to_verl(results: list[dict[str, Any]]) -> dict[str, Any]:
     """verl's score dict from the results for each reference: the best reward counts."""
     for result in results:
@@ -164,11 +253,19 @@ def compute_score(
     *,
     config: str | None = None,
     answer_type: str | None = None,
+    group_size: int | None = None,
+    group_window: float = DEFAULT_GROUP_WINDOW_S,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """verl's ``compute_score``: judge one response (see the module docs for the kwargs)."""
+    """verl's ``compute_score``: judge one response (see the module docs for the kwargs; the
+    group ones are read only by ``compute_score_async``)."""
     _warn_unknown(kwargs)
     adapter = get_adapter(kwargs.get("reward_router_address"), config)
+    if _grouped(adapter):
+        _warn_once(
+            "<sync>",
+            "compute_score judges each response on its own; the config's group: block needs compute_score_async",
+        )
     return _to_verl(adapter.reward_batch(_items(solution_str, ground_truth, extra_info, answer_type)))
 
 
@@ -180,10 +277,17 @@ async def compute_score_async(
     *,
     config: str | None = None,
     answer_type: str | None = None,
+    group_size: int | None = None,
+    group_window: float = DEFAULT_GROUP_WINDOW_S,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """``compute_score`` for verl's reward loop to await: its concurrent items share judge batches."""
+    """``compute_score`` for verl's reward loop to await: its concurrent items share judge
+    batches; with a ``group:`` block, the responses of one prompt are judged together."""
     _warn_unknown(kwargs)
     adapter = get_adapter(kwargs.get("reward_router_address"), config)
     items = _items(solution_str, ground_truth, extra_info, answer_type)
-    return _to_verl(await adapter.areward_batch(items))
+    key = _group_key(adapter, data_source, extra_info, items) if _grouped(adapter) else None
+    if key is None:
+        return _to_verl(await adapter.areward_batch(items))
+    size, window_s = _group_limits(group_size, group_window)
+    return _to_verl(await _groups.submit(key, _Member(adapter, items), size, window_s))

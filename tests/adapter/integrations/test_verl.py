@@ -10,9 +10,12 @@ against the fake judge and, once, the real judge (e2e); the slow test runs verl'
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import functools
 import logging
+import shlex
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,8 +39,11 @@ from verl.trainer.ppo.metric_utils import process_validation_metrics
 from verl.trainer.ppo.reward import get_custom_reward_fn, resolve_reward_manager_cls
 from verl.utils.reward_score import default_compute_score
 
+from adapter import JudgeRewardSystem
 from adapter.integrations import verl as judge_verl
-from judge_vllm.errors import JudgeError
+from adapter.integrations.group_collector import GroupCollector
+from judge_vllm.errors import JudgeConfigError, JudgeError
+from judge_vllm.testing.fake_backend import ComparingBackend
 from judge_vllm.testing.fake_server import FaultPlan
 
 REPO = Path(__file__).resolve().parents[3]
@@ -255,7 +261,7 @@ async def test_reward_kwargs_answer_type_and_a_misspelt_one(tokenizer_dir, fake_
     assert "Rubric for NUMBER answers" in str(fake_judge.last_body["messages"])
     assert [r.getMessage() for r in caplog.records if "cofnig" in r.getMessage()] == [
         "verl passed the keyword argument 'cofnig', which judge-vllm ignores; its reward_kwargs are "
-        "config, answer_type"
+        "config, answer_type, group_size, group_window"
     ]
 
 
@@ -423,3 +429,214 @@ async def test_verls_reward_loop_with_the_real_judge(judge_url, tmp_path):
     assert all(0.0 <= r <= 1.0 for r in rewards) and rewards[3] == 0.0
     assert all(isinstance(c, float) and 0.0 < c <= 1.0 for c in extra["confidence"][:3])
     assert extra["fallback"].tolist() == [False] * 4
+
+
+# -- group judging (a ``group:`` block): the responses of one prompt judged together ----------
+
+SLOGAN = "Write a slogan for a bakery."
+MOTTO = "Write a motto for a library."
+# Two prompts x 3 responses, interleaved: grouping reads the prompt, never the position.
+GROUP_ROWS = [
+    Row(SLOGAN, "fresh +", "", {"index": 0}),
+    Row(MOTTO, "quiet", "", {"index": 1}),
+    Row(SLOGAN, "warm +++", "", {"index": 0}),
+    Row(MOTTO, "read ++", "", {"index": 1}),
+    Row(SLOGAN, "crumbs", "", {"index": 0}),
+    Row(MOTTO, "books +", "", {"index": 1}),
+]
+
+
+def marks(text: str) -> float:
+    """``ComparingBackend``'s preference: the response with more "+" signs wins."""
+    return float(text.count("+"))
+
+
+@pytest.fixture
+def comparing(monkeypatch: pytest.MonkeyPatch) -> ComparingBackend:
+    """The judge of every adapter built in the test: in-process, prefers more "+" (ties: the first
+    shown); ``comparing.preference = lambda text: 0.0`` makes it prefer whatever it is shown first."""
+    judge = ComparingBackend(marks)
+    monkeypatch.setattr(
+        judge_verl, "create_judge_reward", lambda config: JudgeRewardSystem(config, backend=judge)
+    )
+    return judge
+
+
+def grouped(tmp_path: Path, tokenizer_dir: Path, *extra: str, **group: Any) -> DictConfig:
+    """A trainer config whose reward config judges groups (``group``, default pairwise)."""
+    judge = reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise", **group})
+    return trainer_config(tokenizer_dir, *our_function("compute_score_async", judge, *extra))
+
+
+@pytest.mark.parametrize("mode", ["pairwise", "listwise"])
+async def test_verls_reward_loop_judges_each_prompts_responses_together(
+    tokenizer_dir, comparing, tmp_path, mode
+):
+    config = grouped(
+        tmp_path,
+        tokenizer_dir,
+        "actor_rollout_ref.rollout.n=3",
+        f"{KWARGS_KEY}.group_size=${{actor_rollout_ref.rollout.n}}",  # as docs/integrations.md sets it
+        f"{KWARGS_KEY}.group_window=60",
+        mode=mode,
+    )
+    assert get_custom_reward_fn(config).args[1]["group_size"] == 3
+    started = time.monotonic()
+    rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, GROUP_ROWS))
+    assert time.monotonic() - started < 30  # full groups are judged at once, not after the window
+    slogans, mottos = rewards_of(rm_scores)[0::2], rewards_of(rm_scores)[1::2]
+    assert slogans[1] > slogans[0] > slogans[2] and mottos[1] > mottos[2] > mottos[0]
+    assert set(extra) == KEYS and extra["reason"].tolist() == [mode] * 6
+    by_prompt = {
+        SLOGAN: {r.response for r in GROUP_ROWS[0::2]},
+        MOTTO: {r.response for r in GROUP_ROWS[1::2]},
+    }
+    assert comparing.requests and all(set(r.responses) <= by_prompt[r.prompt] for r in comparing.requests)
+
+
+def documented_group_example() -> tuple[dict[str, Any], list[str]]:
+    """The worked GRPO example of docs/integrations.md's verl section: its reward config's
+    ``group:`` block and its command's overrides, as a user copies them."""
+    text = (REPO / "docs" / "integrations.md").read_text()
+    section = text.split("\n## verl\n", 1)[1].split("\n## ", 1)[0]
+    blocks = section.split("```")[1::2]  # the fenced blocks: "yaml\n...", "bash\n..."
+    group = next(
+        yaml.safe_load(b.removeprefix("yaml\n")) for b in blocks if b.startswith("yaml") and "group:" in b
+    )
+    command = next(b.removeprefix("bash\n") for b in blocks if b.startswith("bash") and "group_size" in b)
+    words = shlex.split(command.replace("\\\n", " "), comments=True)
+    return group, [w.replace("$PWD", str(REPO)) for w in words if "=" in w]
+
+
+async def test_the_documented_grpo_example_judges_groups_through_verls_reward_loop(
+    tokenizer_dir, comparing, tmp_path
+):
+    group, overrides = documented_group_example()
+    judge = reward_yaml(tmp_path, use_cache=False, timeout=5, **group)
+    config = trainer_config(
+        tokenizer_dir,
+        *(f"{KWARGS_KEY}.config={judge}" if o.startswith(f"{KWARGS_KEY}.config=") else o for o in overrides),
+    )
+    assert config.reward.num_workers == 1 and config.algorithm.adv_estimator == "grpo"
+    kwargs = get_custom_reward_fn(config).args[1]
+    assert kwargs == {"config": str(judge), "group_size": 8, "group_window": 30}
+    rows = [Row(SLOGAN, f"slogan {'+' * k}", "", {"index": 0}) for k in range(8)]
+    rows += [Row(MOTTO, f"motto {'+' * (7 - k)}", "", {"index": 1}) for k in range(8)]
+    started = time.monotonic()
+    rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, rows))
+    assert time.monotonic() - started < kwargs["group_window"]  # both groups full: judged at once
+    rewards = rewards_of(rm_scores)
+    assert rewards[:8] == sorted(rewards[:8]) and rewards[8:] == sorted(rewards[8:], reverse=True)
+    assert rewards[7] > rewards[0] and extra["reason"].tolist() == ["pairwise"] * 16
+
+
+async def test_a_judge_that_prefers_the_first_shown_gives_every_member_the_same_reward(
+    tokenizer_dir, comparing, tmp_path
+):
+    comparing.preference = lambda text: 0.0
+    config = grouped(tmp_path, tokenizer_dir, f"{KWARGS_KEY}.group_size=3")
+    rm_scores, _ = await run_reward_loop(config, rollout(tokenizer_dir, GROUP_ROWS))
+    rewards = rewards_of(rm_scores)
+    assert rewards[0::2] == [rewards[0]] * 3 and rewards[1::2] == [rewards[1]] * 3
+    assert len(comparing.requests) == 12  # each prompt: 3 pairs, both orders
+
+
+async def test_a_partial_group_is_judged_when_its_window_passes_and_a_lone_one_on_its_own(
+    tokenizer_dir, comparing, tmp_path
+):
+    config = grouped(tmp_path, tokenizer_dir, f"{KWARGS_KEY}.group_size=4", f"{KWARGS_KEY}.group_window=0.5")
+    lone = Row("What is 2+2?", "The answer is 4.", "4", {"index": 7})
+    started = time.monotonic()
+    rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, [*GROUP_ROWS[:4], lone]))
+    assert 0.5 <= time.monotonic() - started < 10
+    rewards = rewards_of(rm_scores)
+    assert rewards[2] > rewards[0] and rewards[3] > rewards[1]  # two groups of two, compared
+    assert extra["reason"].tolist() == ["pairwise"] * 4 + [""]
+    assert rewards[4] == 1.0 and extra["source"][4] == "judge"  # judged on its own: the reference matched
+    assert judge_verl._groups.collecting == 0
+
+
+async def test_every_reference_judges_the_group_and_the_best_counts(comparing, tmp_path):
+    config = str(reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise"}))
+    info = {"question": SLOGAN, "index": 0}
+    scores = await asyncio.gather(
+        *(
+            judge_verl.compute_score_async("d", text, ["ref", "other"], info, config=config, group_size=2)
+            for text in ("fresh +", "warm +++")
+        )
+    )
+    assert scores[1]["score"] > scores[0]["score"] and {s["reason"] for s in scores} == {"pairwise"}
+    assert {r.answer for r in comparing.requests} == {"ref", "other"} and len(comparing.requests) == 4
+
+
+async def test_without_index_or_question_each_response_is_judged_on_its_own(comparing, tmp_path, caplog):
+    config = str(reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise"}))
+    with caplog.at_level(logging.WARNING, logger=judge_verl.__name__):
+        scores = await asyncio.gather(
+            *(
+                judge_verl.compute_score_async("d", t, "4", {}, config=config, group_size=2)
+                for t in ("The answer is 4.", "I think it is 5.")
+            )
+        )
+    assert [s["score"] for s in scores] == [1.0, 0.0] and {s["reason"] for s in scores} == {""}
+    assert "neither 'index' nor 'question'" in caplog.text
+    assert len(comparing.requests) == 2 and not any(r.responses for r in comparing.requests)  # no comparison
+
+
+def test_the_sync_entry_point_judges_on_its_own_and_says_so(comparing, tmp_path, caplog):
+    config = str(reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise"}))
+    with caplog.at_level(logging.WARNING, logger=judge_verl.__name__):
+        score = judge_verl.compute_score("d", "4", "4", {"question": "2+2?"}, config=config, group_size=2)
+    assert score["score"] == 1.0 and "needs compute_score_async" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"group_size": 0}, "group_size must be the responses per prompt"),
+        ({"group_size": "8"}, "group_size must be the responses per prompt"),
+        ({"group_window": -1}, "group_window must be seconds"),
+    ],
+)
+async def test_bad_group_kwargs_are_refused_with_the_reason(comparing, tmp_path, kwargs, message):
+    config = str(reward_yaml(tmp_path, use_cache=False, group={"mode": "pairwise"}))
+    with pytest.raises(JudgeConfigError, match=message):
+        await judge_verl.compute_score_async("d", "x", "4", {"question": "q"}, config=config, **kwargs)
+
+
+# -- GroupCollector, on its own --------------------------------------------------------------
+
+
+async def test_the_collector_judges_a_full_group_once_and_answers_each_member():
+    calls: list[list[str]] = []
+
+    async def judge(members: list[str]) -> list[str]:
+        calls.append(members)
+        return [m.upper() for m in members]
+
+    collector: GroupCollector[str, str] = GroupCollector(judge)
+    results = await asyncio.gather(*(collector.submit(k % 2, m, 2, 60.0) for k, m in enumerate("abcd")))
+    assert results == ["A", "B", "C", "D"] and sorted(calls) == [["a", "c"], ["b", "d"]]
+    late = await asyncio.gather(collector.submit(0, "e", 2, 0.05), collector.submit(0, "f", None, 60.0))
+    assert late == ["E", "F"] and calls[-1] == ["e", "f"]  # the first member's window counts
+    assert collector.collecting == 0
+
+
+async def test_the_collector_gives_every_member_the_judges_error_and_survives_a_cancelled_caller():
+    async def failing(members: list[str]) -> list[str]:
+        raise JudgeError("judge down")
+
+    collector: GroupCollector[str, str] = GroupCollector(failing)
+    outcomes = await asyncio.gather(
+        *(collector.submit("k", m, 2, 60.0) for m in "ab"), return_exceptions=True
+    )
+    assert [str(o) for o in outcomes] == ["judge down", "judge down"]
+
+    async def echo(members: list[str]) -> list[str]:
+        return members
+
+    collector = GroupCollector(echo)
+    gone = asyncio.ensure_future(collector.submit("k", "a", 2, 0.1))
+    await asyncio.sleep(0)
+    gone.cancel()
+    assert await collector.submit("k", "b", 2, 0.1) == "b"
