@@ -38,7 +38,7 @@ from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
 from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.replicas import ReplicaPool
-from adapter.groups.judge import GroupJudge, GroupScores, comparison_config
+from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores, comparison_config
 from adapter.groups.settings import GroupSettings
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
@@ -450,22 +450,26 @@ class BaseJudgeReward:
         )
         results: list[RewardResult | None] = [r if isinstance(r, RewardResult) else None for r in ruled]
         compared = [k for k, r in enumerate(ruled) if isinstance(r, JudgeRequest)]
-        if len(compared) < 2:  # nothing to compare with: judged on its own
-            for k in compared:
-                results[k] = await self._score(members[k], started)
+        too_many = settings.mode == "listwise" and len(compared) > MAX_LISTWISE
+        if len(compared) < 2 or too_many:  # nothing to compare with, or too many to rank: judged alone
+            if too_many:
+                logger.warning(
+                    "listwise ranks at most %d responses; a group of %d is judged pointwise "
+                    "(use mode: pairwise for larger groups)", MAX_LISTWISE, len(compared),
+                )  # fmt: skip
+            alone = await asyncio.gather(*(self._score(members[k], started) for k in compared))
+            for k, result in zip(compared, alone, strict=True):
+                results[k] = result
             return [r for r in results if r is not None]
         graded = [r for r in ruled if isinstance(r, JudgeRequest)]
         first = graded[0]
-        try:
-            scored = await self._groups(settings).score(
-                first.prompt,
-                first.answer,
-                first.answer_type,
-                [g.completion for g in graded],
-                settings.deadline - (time.monotonic() - started),
-            )
-        except ValueError as err:  # a group too large for listwise
-            raise JudgeInputError(f"reward_group: {err}") from None
+        scored = await self._groups(settings).score(
+            first.prompt,
+            first.answer,
+            first.answer_type,
+            [g.completion for g in graded],
+            settings.deadline - (time.monotonic() - started),
+        )
         for slot, k in enumerate(compared):
             results[k] = await self._group_member_reward(
                 graded[slot], started, scored, slot, compared, settings

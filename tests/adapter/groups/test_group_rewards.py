@@ -189,12 +189,13 @@ def test_members_of_different_prompts_are_refused_with_the_item_named(tmp_path):
         rs.reward_group([{"prompt": "a", "completion": "x"}, {"prompt": "b", "completion": "y"}])
 
 
-def test_listwise_refuses_a_group_larger_than_its_letters(tmp_path):
-    with (
-        _system(tmp_path, position_biased(), mode="listwise") as rs,
-        pytest.raises(JudgeInputError, match="at most 16"),
-    ):
-        rs.reward_group(_items(*(f"slogan {k}" for k in range(17))))
+def test_a_group_too_large_to_rank_is_judged_pointwise_not_refused(tmp_path, caplog):
+    backend = position_biased()
+    with _system(tmp_path, backend, mode="listwise") as rs:
+        results = rs.reward_group(_items(*(f"slogan {k}" for k in range(17)), answer="slogan"))
+    assert len(results) == 17 and all(r["source"] == "judge" and r["comparisons"] is None for r in results)
+    assert not any(r.responses for r in backend.requests)  # no ranking was asked
+    assert "listwise ranks at most 16" in caplog.text
 
 
 def test_comparisons_are_cached_by_the_order_shown(tmp_path):
