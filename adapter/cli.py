@@ -17,6 +17,7 @@ from pathlib import Path
 
 from adapter.config import bundled_configs
 from adapter.config_reference import reference_markdown
+from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S
 from judge_vllm import cli as server_cli
 
 __all__ = ["add_config_commands", "add_front_end_commands", "main"]
@@ -69,6 +70,17 @@ def add_front_end_commands(sub: server_cli.Subcommands) -> None:
     api.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $JUDGE_API_KEY)")
     rm.add_argument("--answer-type", help="answer type for every query (NUMBER, TEXT, ...)")
     rm.add_argument(
+        "--group-size",
+        type=int,
+        help="with a group: block, the samples per prompt (n_samples_per_prompt): collect them across requests",
+    )
+    rm.add_argument(
+        "--group-window",
+        type=float,
+        default=DEFAULT_GROUP_WINDOW_S,
+        help="seconds a prompt's group collects samples (default 10)",
+    )
+    rm.add_argument(
         "--print-reward-func-path",
         action="store_true",
         help="print the in-process reward_func file for OpenRLHF's --reward.remote_url, then exit",
@@ -108,6 +120,8 @@ def _openrlhf_rm(args: argparse.Namespace, extra: list[str]) -> int:
         answer_type=args.answer_type,
         max_body_bytes=args.max_body_bytes,
         max_batch=args.max_batch,
+        group_size=args.group_size,
+        group_window=args.group_window,
     )
     return 0
 

@@ -16,7 +16,11 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-__all__ = ["GroupCollector"]
+__all__ = ["DEFAULT_GROUP_WINDOW_S", "GroupCollector"]
+
+# How long a group collects its members by default: a trainer's calls of one step arrive together
+# when rewards are scored after the rollout, spread over the rollout when they are streamed.
+DEFAULT_GROUP_WINDOW_S = 10.0
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,10 @@ The shape is OpenRLHF 0.11's (``openrlhf_protocol``): ``SingleTurnAgentExecutor`
 reference answer, and the whole request is one adapter batch. With a ``group:`` block other than
 ``pointwise`` in the config, the request's queries are grouped by prompt (and label) instead, each
 group judged together (``areward_group``), all groups at once; rewards come back in query order.
-OpenRLHF 0.11's executor posts one sample per request, which makes groups of one (judged on their
-own): group judging takes a client that posts a prompt's samples together.
+OpenRLHF 0.11's executor posts one sample per request: with ``group_size`` (``--group-size``, the
+samples per prompt) the server collects a prompt's samples across requests (``GroupCollector``)
+until the group is full or ``group_window`` seconds after its first sample, then judges it once;
+each request answers with its own samples' rewards.
 
 Under a judge outage: OpenRLHF waits up to ``OPENRLHF_CLIENT_TIMEOUT_S`` for an answer and
 tries a request 5 times, 1 s apart, before leaving the sample without a reward, which fails the
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,7 @@ from adapter.http import (
     check_batch_length,
     serve,
 )
+from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
 from adapter.integrations.openrlhf_protocol import (
     OpenRLHFRewards,
     label_text,
@@ -130,7 +133,24 @@ async def _score_by_prompt(service: JudgeService, items: Sequence[JudgeItem]) ->
     return [by_index[k] for k in range(len(items))]
 
 
-def _within_openrlhfs_wait(config: RewardConfig) -> RewardConfig:
+class _PromptGroups:
+    """A prompt's samples collected across requests (OpenRLHF posts them one by one), judged once."""
+
+    def __init__(self, service: JudgeService, size: int, window_s: float) -> None:
+        self.size, self.window_s = size, window_s
+        self.collector: GroupCollector[JudgeItem, dict[str, Any]] = GroupCollector(service.score_group)
+
+    async def score(self, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+        """Each item's reward once its prompt's group is full or its window has passed."""
+        return list(
+            await asyncio.gather(
+                *(self.collector.submit((i.prompt, i.answer, i.answer_type), i, self.size, self.window_s)
+                  for i in items)
+            )
+        )  # fmt: skip
+
+
+def _within_openrlhfs_wait(config: RewardConfig, group_window_s: float = 0.0) -> RewardConfig:
     limit = OPENRLHF_CLIENT_TIMEOUT_S - RESPONSE_MARGIN_S
     if config.timeout > limit:
         raise JudgeConfigError(
@@ -139,11 +159,15 @@ def _within_openrlhfs_wait(config: RewardConfig) -> RewardConfig:
             f"come back sooner: set timeout to at most {limit:g}"
         )
     group = config.group
-    if group is not None and group.mode != "pointwise" and group.deadline + config.timeout > limit:
+    if (
+        group is not None
+        and group.mode != "pointwise"
+        and group_window_s + group.deadline + config.timeout > limit
+    ):
         raise JudgeConfigError(
-            f"group.deadline {group.deadline:g} s + timeout {config.timeout:g} s: a group's rewards come "
-            f"back within both, and OpenRLHF abandons a /get_reward after {OPENRLHF_CLIENT_TIMEOUT_S:g} s: "
-            f"make them add up to at most {limit:g}"
+            f"group window {group_window_s:g} s + group.deadline {group.deadline:g} s + timeout "
+            f"{config.timeout:g} s: a group's rewards come back within all three, and OpenRLHF abandons a "
+            f"/get_reward after {OPENRLHF_CLIENT_TIMEOUT_S:g} s: make them add up to at most {limit:g}"
         )
     return config
 
@@ -159,15 +183,28 @@ def create_app(
     max_body_bytes: int | None = None,
     max_batch: int | None = None,
     backend: JudgeBackend | None = None,
+    group_size: int | None = None,
+    group_window: float = DEFAULT_GROUP_WINDOW_S,
 ) -> FastAPI:
     """The remote reward model app: ``/get_reward`` plus ``/health`` and ``/metrics`` (no auth:
     OpenRLHF sends no credentials, so bind it to a private address). None = the default limit;
-    ``backend`` replaces the judge server (tests, embedding).
+    ``backend`` replaces the judge server (tests, embedding). With a comparing ``group:`` and
+    ``group_size`` (samples per prompt), a prompt's samples are collected across requests for up
+    to ``group_window`` seconds and judged as one group.
 
-    A config whose ``timeout`` (with a comparing ``group:``, plus ``group.deadline``) leaves no
-    margin below OpenRLHF's wait raises ``JudgeConfigError``.
+    A config whose ``timeout`` (with a comparing ``group:``, plus ``group.deadline`` and the
+    window) leaves no margin below OpenRLHF's wait raises ``JudgeConfigError``.
     """
-    resolved = _within_openrlhfs_wait(RewardConfig.from_any(config))
+    if group_size is not None and group_size < 1:
+        raise JudgeConfigError(
+            f"group size (--group-size) must be the samples per prompt (>= 1), not {group_size}"
+        )
+    if not 0 < group_window < OPENRLHF_CLIENT_TIMEOUT_S:
+        raise JudgeConfigError(
+            f"group window (--group-window) must be seconds below {OPENRLHF_CLIENT_TIMEOUT_S:g}"
+        )
+    collecting = group_size is not None
+    resolved = _within_openrlhfs_wait(RewardConfig.from_any(config), group_window if collecting else 0.0)
     try:
         TypeAdapter(AnswerType | None).validate_python(answer_type)
     except ValidationError as err:
@@ -181,14 +218,24 @@ def create_app(
         backend=backend,
     )
     grouped = _compares_groups(resolved)
+    prompt_groups_of: dict[int, _PromptGroups] = {}  # by service: one collector per app
+
+    def scored(service: JudgeService, items: list[JudgeItem]) -> Awaitable[list[dict[str, Any]]]:
+        if not grouped:
+            return service.score(items)
+        if not collecting:
+            return _score_by_prompt(service, items)
+        collector = prompt_groups_of.setdefault(
+            id(service), _PromptGroups(service, group_size or 1, group_window)
+        )
+        return collector.score(items)
 
     @app.post("/get_reward")
     async def get_reward(body: RemoteRewardRequest, service: Service) -> OpenRLHFRewards:
         """Score each query's response against its label: in one adapter batch, or with
-        ``group:`` one group per prompt."""
+        ``group:`` one group per prompt (collected across requests with ``group_size``)."""
         check_batch_length(len(body.query), service.settings.max_batch, "query")
-        items = body.items(answer_type)
-        results = await (_score_by_prompt(service, items) if grouped else service.score(items))
+        results = await scored(service, body.items(answer_type))
         unavailable = unavailable_message(results)
         if unavailable is not None:
             raise HTTPException(503, unavailable)
@@ -206,10 +253,19 @@ def run_openrlhf_rm(
     answer_type: str | None,
     max_body_bytes: int | None,
     max_batch: int | None,
+    group_size: int | None = None,
+    group_window: float = DEFAULT_GROUP_WINDOW_S,
 ) -> None:
     """``judge-vllm openrlhf-rm``: serve ``/get_reward`` in the foreground; None = default limit."""
     resolved = api_config(config, judge_url)
-    app = create_app(resolved, answer_type=answer_type, max_body_bytes=max_body_bytes, max_batch=max_batch)
+    app = create_app(
+        resolved,
+        answer_type=answer_type,
+        max_body_bytes=max_body_bytes,
+        max_batch=max_batch,
+        group_size=group_size,
+        group_window=group_window,
+    )
     logger.warning(
         "OpenRLHF reward model on http://%s:%d/get_reward for %s (rule fallback %s)",
         host,

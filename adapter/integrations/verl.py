@@ -61,7 +61,7 @@ from typing import Any
 
 from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
-from adapter.integrations.group_collector import GroupCollector
+from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
 from adapter.integrations.process_rewards import ProcessRewards
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
@@ -80,9 +80,6 @@ logger = logging.getLogger(__name__)
 
 CONFIG_ENV = "JUDGE_REWARD_CONFIG"
 REWARD_KWARGS = ("config", "answer_type", "group_size", "group_window")
-# How long a group collects its members by default: verl's calls of one step arrive together
-# when rewards are scored after the rollout, spread over the rollout when they are streamed.
-DEFAULT_GROUP_WINDOW_S = 10.0
 # Each reference is one judgment; a list longer than this is cut (with a warning).
 MAX_REFERENCES = 16
 # What verl's reward managers pass besides the reward kwargs: read, or knowingly left alone.

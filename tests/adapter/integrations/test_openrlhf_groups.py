@@ -7,6 +7,7 @@ signs, the first shown on a tie; alone, a completion is FakeBackend's (the label
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -125,3 +126,40 @@ def test_a_group_deadline_openrlhf_would_not_wait_for_is_refused():
     create_app({"timeout": 120, "group": {"mode": "pointwise", "deadline": 60}})  # never compares
     with pytest.raises(JudgeConfigError, match=r"group.deadline 60 s \+ timeout 120 s: .* at most 170"):
         create_app({"timeout": 120, "group": {"mode": "listwise", "deadline": 60}})
+
+
+def _one_at_a_time_rm(tmp_path, judge, **collect: Any) -> ApiServer:
+    config = {"use_cache": False, "batch_timeout": 0.01, "timeout": 5, "cache_dir": str(tmp_path),
+              "group": {"mode": "pairwise"}}  # fmt: skip
+    return ApiServer(create_app(config, backend=judge, **collect))
+
+
+def test_samples_posted_one_per_request_are_collected_into_their_prompts_group(tmp_path, judge):
+    """OpenRLHF 0.11 posts one sample per /get_reward: --group-size gathers a prompt's samples."""
+    samples = [(SLOGAN, "Fresh bread +", ""), (MOTTO, "Read more +++", ""), (SLOGAN, "Warm loaves +++", ""),
+               (MOTTO, "Quiet please", "")]  # fmt: skip
+    with _one_at_a_time_rm(tmp_path, judge, group_size=2, group_window=30) as server, ThreadPoolExecutor(4) as pool:
+        # four concurrent requests of one sample each
+        replies = list(pool.map(lambda s: httpx.post(f"{server.url}/get_reward", json=_payload([s]), timeout=60), samples))
+    rewards = [r.json()["rewards"][0] for r in replies]
+    assert all(r.status_code == 200 for r in replies)
+    assert rewards[2] > rewards[0] and rewards[1] > rewards[3]  # each judged against its prompt's other sample
+    assert {tuple(sorted(c.responses)) for c in judge.comparisons} == {
+        ("Fresh bread +", "Warm loaves +++"), ("Quiet please", "Read more +++")}  # fmt: skip
+
+
+def test_a_group_that_never_fills_is_judged_when_its_window_ends(tmp_path, judge):
+    with _one_at_a_time_rm(tmp_path, judge, group_size=8, group_window=0.5) as server:
+        reply = httpx.post(f"{server.url}/get_reward", json=_payload([(SLOGAN, "Fresh bread +", "bread")]), timeout=30)
+    assert reply.status_code == 200 and reply.json()["rewards"] == [1.0]  # a group of one: judged alone
+    assert judge.comparisons == []
+
+
+@pytest.mark.parametrize(
+    ("collect", "problem"),
+    [({"group_size": 0}, "--group-size"), ({"group_size": 8, "group_window": 0}, "--group-window"),
+     ({"group_size": 8, "group_window": 120}, "group window 120 s")],
+)
+def test_collection_settings_that_cannot_work_are_config_errors(tmp_path, judge, collect, problem):
+    with pytest.raises(JudgeConfigError, match=problem):
+        _one_at_a_time_rm(tmp_path, judge, **collect)
