@@ -232,6 +232,18 @@ class RewardConfig(JudgeClientConfig):
             shared["judge_url"] = check_judge_url(judge_url)
         return JudgeClientConfig.model_construct(**shared)
 
+    def for_part_judge(self, profile: str, **update: Any) -> RewardConfig:
+        """This judge's settings for a part of a reward judged by a reward system of its own (a
+        rubric's criteria, a group's comparisons): ``profile``, judge only (a rule grades no
+        part), and none of the extras that belong to the item's own reward."""
+        extras_off = dict.fromkeys(
+            ("calibration", "calibration_file", "escalate_to", "judge_urls", "canary_interval", "metrics_port",
+             "judgment_log_path", "score_rubric", "rubric", "group"),
+        )  # fmt: skip
+        return self.model_copy(
+            update={"profile": profile, "strategy": "judge", "fallback_to_rule": False, **extras_off, **update}
+        )
+
     @classmethod
     def from_any(cls, config: ConfigLike) -> RewardConfig:
         """Build from a RewardConfig (as is), a mapping, or a YAML path (see the module docs)."""

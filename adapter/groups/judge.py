@@ -48,25 +48,11 @@ class ComparisonRewarder(Protocol):
 def comparison_config(config: RewardConfig, settings: GroupSettings) -> RewardConfig:
     """The group's judge settings for comparisons: profile ``pairwise`` or ``listwise``, judge
     only (a rule cannot compare), within the group deadline, none of the member's extras."""
-    return config.model_copy(
-        update={
-            "profile": settings.mode,
-            "mode": "fast",
-            "strategy": "judge",
-            "prechecks": False,  # the members were pre-checked; a comparison has no completion
-            "fallback_to_rule": False,
-            "timeout": min(config.timeout, settings.deadline),
-            "calibration": None,
-            "calibration_file": None,
-            "escalate_to": None,
-            "judge_urls": None,
-            "canary_interval": None,
-            "metrics_port": None,
-            "judgment_log_path": None,
-            "score_rubric": None,
-            "rubric": None,
-            "group": None,
-        }
+    return config.for_part_judge(
+        settings.mode,
+        mode="fast",
+        prechecks=False,  # the members were pre-checked; a comparison has no completion
+        timeout=min(config.timeout, settings.deadline),
     )
 
 

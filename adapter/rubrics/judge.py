@@ -31,22 +31,7 @@ class CriteriaRewarder(Protocol):
 def criterion_config(config: RewardConfig) -> RewardConfig:
     """The item's judge settings for criteria: profile ``criterion``, judge only (a rule cannot
     grade a criterion), and none of the extras that belong to the item's own reward."""
-    return config.model_copy(
-        update={
-            "profile": CRITERION_PROFILE,
-            "strategy": "judge",
-            "fallback_to_rule": False,
-            "calibration": None,
-            "calibration_file": None,
-            "escalate_to": None,
-            "judge_urls": None,
-            "canary_interval": None,
-            "metrics_port": None,
-            "judgment_log_path": None,
-            "score_rubric": None,
-            "rubric": None,
-        }
-    )
+    return config.for_part_judge(CRITERION_PROFILE)
 
 
 class RubricJudge:

@@ -80,6 +80,11 @@ class ComparingBackend(FakeBackend):
         self.requests.extend(requests)
         return await super().judge_many(requests)
 
+    @property
+    def comparisons(self) -> list[JudgeRequest]:
+        """The comparisons asked so far (requests showing responses)."""
+        return [r for r in self.requests if r.responses]
+
     def _judge(self, request: JudgeRequest) -> Outcome:
         if not request.responses:
             return super()._judge(request)

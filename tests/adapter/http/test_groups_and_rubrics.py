@@ -1,6 +1,6 @@
 """/judge_group and rubric items over real HTTP, on an in-process judge (plumbing, never quality).
 
-``PrefersMarked`` prefers, of two responses, the one with more "+" signs and the first shown on a
+``prefers_marked()`` prefers, of two responses, the one with more "+" signs and the first shown on a
 tie (so on a group without marks it always prefers the first shown); alone, a completion is
 FakeBackend's (a rubric criterion met when its text is in the response).
 """
@@ -15,31 +15,17 @@ import httpx
 import pytest
 
 from adapter.http import create_app
-from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.testing.asgi_server import ApiServer
-from judge_vllm.testing.fake_backend import FakeBackend
+from judge_vllm.testing.fake_backend import ComparingBackend
 
 QUESTION = "Write a slogan for a bakery."
 RESPONSE = "Drink water, rest, and see a doctor if the fever lasts."
 MEMBER_FIELDS = {"score", "request_id", "explanation", "detailed_scores", "source", "metadata", "comparisons"}
 
 
-class PrefersMarked(FakeBackend):
-    """A judge that prefers the response with more "+" (ties: the first shown); it keeps the
-    comparisons it was asked."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.comparisons: list[JudgeRequest] = []
-
-    async def judge_many(self, requests: list[JudgeRequest]) -> list[Any]:
-        pairs = [r for r in requests if len(r.responses) == 2]
-        self.comparisons.extend(pairs)
-        return [self._compare(r) if r in pairs else self._judge(r) for r in requests]
-
-    def _compare(self, request: JudgeRequest) -> Verdict:
-        first, second = (r.count("+") for r in request.responses)
-        return Verdict(score=1.0, label="A") if first >= second else Verdict(score=0.0, label="B")
+def prefers_marked() -> ComparingBackend:
+    """Prefers the response with more "+" (ties: the first shown); keeps the comparisons asked."""
+    return ComparingBackend(lambda text: text.count("+"))
 
 
 def _config(tmp_path, **group: Any) -> dict[str, Any]:
@@ -57,9 +43,9 @@ def _members(*completions: str, prompt: str = QUESTION, **extra: Any) -> list[di
 
 
 @pytest.fixture
-def judge() -> PrefersMarked:
+def judge() -> ComparingBackend:
     """The in-process judge behind ``grouped``."""
-    return PrefersMarked()
+    return prefers_marked()
 
 
 @pytest.fixture
@@ -148,14 +134,14 @@ def test_judge_group_has_the_auth_and_limits_of_the_other_endpoints(guarded, api
     assert {e["field"] for e in misspelt.json()["errors"]} == {"items", "itmes"}
 
 
-def test_a_group_the_adapter_refuses_is_422(tmp_path, judge):
+def test_a_group_too_large_to_rank_is_answered_pointwise(tmp_path, judge):
     app = create_app(_config(tmp_path, mode="listwise"), backend=judge)
     with ApiServer(app) as server:
         reply = httpx.post(
             f"{server.url}/judge_group", json={"items": _members(*(f"slogan {k}" for k in range(17)))}
         )
-    assert reply.status_code == 422, reply.text
-    assert "at most 16" in reply.json()["detail"] and reply.json()["errors"][0]["field"] == "body"
+    assert reply.status_code == 200, reply.text
+    assert len(reply.json()["results"]) == 17 and judge.comparisons == []
 
 
 def test_judge_group_is_counted_under_its_own_endpoint(grouped):

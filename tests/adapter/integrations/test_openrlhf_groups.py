@@ -16,30 +16,17 @@ import pytest
 from adapter.http import JudgeItem
 from adapter.integrations.openrlhf import create_app, prompt_groups
 from judge_vllm.errors import JudgeConfigError
-from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.testing.asgi_server import ApiServer
-from judge_vllm.testing.fake_backend import FakeBackend
+from judge_vllm.testing.fake_backend import ComparingBackend
 
 TEMPLATE = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
 SLOGAN = "Write a slogan for a bakery."
 MOTTO = "Write a motto for a library."
 
 
-class PrefersMarked(FakeBackend):
+def prefers_marked() -> ComparingBackend:
     """Prefers the response with more "+" (ties: the first shown); keeps the comparisons asked."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.comparisons: list[JudgeRequest] = []
-
-    async def judge_many(self, requests: list[JudgeRequest]) -> list[Any]:
-        pairs = [r for r in requests if len(r.responses) == 2]
-        self.comparisons.extend(pairs)
-        return [self._compare(r) if r in pairs else self._judge(r) for r in requests]
-
-    def _compare(self, request: JudgeRequest) -> Verdict:
-        first, second = (r.count("+") for r in request.responses)
-        return Verdict(score=1.0, label="A") if first >= second else Verdict(score=0.0, label="B")
+    return ComparingBackend(lambda text: text.count("+"))
 
 
 def _payload(samples: list[tuple[str, str, str]]) -> dict[str, list[str]]:
@@ -49,9 +36,9 @@ def _payload(samples: list[tuple[str, str, str]]) -> dict[str, list[str]]:
 
 
 @pytest.fixture
-def judge() -> PrefersMarked:
+def judge() -> ComparingBackend:
     """The in-process judge behind ``rm``."""
-    return PrefersMarked()
+    return prefers_marked()
 
 
 @pytest.fixture
