@@ -44,7 +44,7 @@ from judge_prompts import (
     template_fingerprint,
 )
 from judge_vllm.contract import INVALID, ranking_regex
-from judge_vllm.errors import JudgeConfigError
+from judge_vllm.errors import JudgeConfigError, JudgeInputError
 from judge_vllm.patterns import compile_user_pattern
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.yaml_file import read_yaml_mapping
@@ -117,6 +117,9 @@ class JudgeProfile(BaseModel):
     templates_note: str = Field(default="", description="where to get the templates when they are missing")
     judge_input: Literal["completion", "final_answer"] = "completion"
     needs_answer: bool = True
+    compares: bool = Field(
+        default=False, description="shows a comparison's responses (group rewards): a request must carry them"
+    )
     needs_score_rubric: bool = False
     verdict_mode: bool = Field(
         default=False, description="mode: verdict asks for a JSON {score, explanation} instead of a label"
@@ -177,6 +180,11 @@ class JudgeProfile(BaseModel):
         """The judge prompt for ``request``, grading ``completion`` (the completion or its final answer)."""
         if self.needs_score_rubric and score_rubric is None:
             raise JudgeConfigError(f"profile {self.name!r} needs a score_rubric in the reward config")
+        if self.compares and not request.responses:
+            raise JudgeInputError(
+                f"profile {self.name!r} compares responses: it judges groups (reward_group with group: "
+                f"{{mode: {self.name}}}), not one completion"
+            )
         shared, system = self._fixed(request.answer_type, score_rubric, aspects)
         share = max_completion_chars // max(len(request.responses), 1)
         user = render_template(

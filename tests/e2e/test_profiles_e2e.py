@@ -37,15 +37,30 @@ def _config(judge_url, profile, **extra):
     )
 
 
+def _requests(spec) -> list[JudgeRequest]:
+    """The requests a profile takes: one completion each, or (comparing profiles) the completions
+    of a question shown together (pairwise: two, listwise: three)."""
+    if not spec.compares:
+        return REQUESTS
+    shown = 3 if spec.output == "ranking" else 2
+    wrong = ["12 - 5 = 8.", "It is 6.", "The answer is 7, I think."][: shown - 1]
+    return [JudgeRequest(prompt=r.prompt, answer=r.answer, responses=(r.completion, *wrong)) for r in REQUESTS]
+
+
 @pytest.mark.parametrize("profile", builtin_profile_names())
 async def test_every_bundled_profile_returns_valid_verdicts_single_and_batched(judge_url, profile):
     spec = load_profile(profile)
+    requests = _requests(spec)
     async with JudgeClient(_config(judge_url, profile)) as client:
-        single = await client.judge(REQUESTS[0])
-        batched = await client.judge_many(REQUESTS)
+        single = await client.judge(requests[0])
+        batched = await client.judge_many(requests)
     for verdict in (single, *batched):
         assert isinstance(verdict, Verdict), verdict
-        assert 0.0 <= verdict.score <= 1.0 and verdict.label in spec.labels
+        assert 0.0 <= verdict.score <= 1.0
+        if spec.output == "ranking":
+            assert sorted(verdict.ranking) == [0, 1, 2], verdict
+        else:
+            assert verdict.label in spec.labels
     if spec.constraint == "choice" and spec.max_tokens == 1:  # one-token labels: probability-weighted
         assert all(v.confidence is not None and 0.0 < v.confidence <= 1.0 for v in (single, *batched))
 

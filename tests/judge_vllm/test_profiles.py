@@ -5,7 +5,7 @@ import math
 import pytest
 
 from judge_vllm.contract import label_verdict, ranking_regex, ranking_verdict
-from judge_vllm.errors import JudgeConfigError, JudgeParseError, JudgeReasoningCutError
+from judge_vllm.errors import JudgeConfigError, JudgeInputError, JudgeParseError, JudgeReasoningCutError
 from judge_vllm.profiles import builtin_profile_names, load_profile
 from judge_vllm.schemas import (
     JudgeReply,
@@ -258,3 +258,8 @@ def test_a_profile_reads_its_templates_from_the_folder_its_variable_names(tmp_pa
     monkeypatch.setenv("MY_PROMPT_DIR", str(elsewhere))
     profile = load_profile(str(folder / "profile.yaml"))  # another cache entry than the failed load
     assert profile.template_dir == elsewhere.resolve()
+
+
+def test_a_comparing_profile_refuses_a_single_completion_with_a_clear_error():
+    with pytest.raises(JudgeInputError, match="compares responses: it judges groups"):
+        load_profile("pairwise").render(JudgeRequest(prompt="Q?", completion="A"), "A", max_prompt_chars=9, max_completion_chars=9)
