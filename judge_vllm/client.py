@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import httpx
 import openai
+from openai._types import RequestOptions
 from pydantic import (
     ValidationError,
 )
@@ -38,7 +39,7 @@ from judge_vllm.errors import (
 )
 from judge_vllm.local_tokenizer import local_token_ids
 from judge_vllm.redaction import redact_url
-from judge_vllm.retry import classify, retrying, status_error
+from judge_vllm.retry import classify, retrying
 from judge_vllm.schemas import JudgeReply, JudgeRequest, Verdict, parse_chat_reply, parse_completion_reply
 from judge_vllm.settings import JudgeClientConfig
 
@@ -52,7 +53,7 @@ COMPLETIONS_PATH = "/completions"
 CONTEXT_FIT_ROUNDS = 3
 CHOICE_MAX_TOKENS = 16
 MIN_ATTEMPT_S = 0.05
-HTTP_KEEPALIVE = 64
+JSON_HEADERS = {"Content-Type": "application/json"}
 # /tokenize and /detokenize calls in flight at once (fitting long prompts to the context): each
 # is small and fast, and unbounded they open a connection each, which httpcore's pool then
 # walks for every request (1,024 long prompts: every reward past a 10 s timeout).
@@ -69,23 +70,17 @@ def api_root(judge_url: str) -> str:
 class JudgeClient:
     """Async client for one judge server. Use ``async with`` or call ``aclose()``."""
 
-    def __init__(
-        self, config: JudgeClientConfig | None = None, *, http_client: httpx.AsyncClient | None = None
-    ) -> None:
+    def __init__(self, config: JudgeClientConfig | None = None) -> None:
         self.config = config or JudgeClientConfig()
         self._root = api_root(self.config.judge_url)
         key = self.config.api_key.get_secret_value() if self.config.api_key else "EMPTY"
+        # Every call goes through the async openai client (retries are ours: tenacity). vLLM's
+        # extras (structured_outputs, logprob_token_ids, the batch endpoint, /tokenize) are POSTed
+        # with it as raw JSON and come back as raw responses, read by pydantic TypedDicts. The
+        # adapter's semaphore bounds concurrency, so the connection pool does not.
         self._openai = openai.AsyncOpenAI(
             base_url=self._root + "/v1", api_key=key, max_retries=0, timeout=self.config.attempt_timeout_s
         )
-        # The judging POSTs go out on a plain httpx pool: the openai client's request pipeline
-        # costs ~0.6 ms a call, more than the rest of the adapter (judge-bench (c)). The
-        # adapter's semaphore bounds concurrency, so the pool does not.
-        self._http = http_client or httpx.AsyncClient(
-            timeout=self.config.attempt_timeout_s,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=HTTP_KEEPALIVE),
-        )
-        self._headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         self.profile = self.config.judge_profile()
         self._max_tokens = self.config.max_tokens or self.profile.max_tokens
         self._model: str | None = self.config.model
@@ -109,7 +104,6 @@ class JudgeClient:
     async def aclose(self) -> None:
         """Close the HTTP connections."""
         await self._openai.close()
-        await self._http.aclose()
 
     # -- discovery -----------------------------------------------------------------
 
@@ -142,7 +136,7 @@ class JudgeClient:
             logger.info("server has no usable /tokenize (%s): character budgets only", err)
             self._tokenize_supported = False
             return None
-        data: dict[str, Any] = reply.json()
+        data: dict[str, Any] = json.loads(reply)
         self._max_model_len = data.get("max_model_len", self._max_model_len)
         return data
 
@@ -150,7 +144,7 @@ class JudgeClient:
         model = await self.model_name()
         async with self._context_fit_slots:
             reply = await self._post(self._root + "/detokenize", {"model": model, "tokens": ids})
-        text: str = reply.json()["prompt"]
+        text: str = json.loads(reply)["prompt"]
         return text
 
     async def _label_token_ids(self) -> list[int] | None:
@@ -311,21 +305,20 @@ class JudgeClient:
         """POST a (chat) completion body and return the reply's choices."""
         reply = await self._post(path, body)
         try:
-            return parse_chat_reply(reply.content) if self._chat else parse_completion_reply(reply.content)
+            return parse_chat_reply(reply) if self._chat else parse_completion_reply(reply)
         except ValidationError as err:
             raise JudgeParseError(f"judge reply is not a completion: {err}") from err
 
-    async def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
-        """POST JSON to ``path`` (under ``/v1`` unless it starts with the server root)."""
+    async def _post(self, path: str, body: dict[str, Any]) -> bytes:
+        """POST JSON to ``path`` (under ``/v1`` unless it starts with the server root) with the
+        openai client; the reply's body, unparsed (an error status is raised as its error)."""
         url = path if path.startswith(self._root) else self._root + "/v1" + path
         content = json.dumps(body, ensure_ascii=False).encode()
 
-        async def send(timeout: float) -> httpx.Response:
-            reply = await self._http.post(url, content=content, headers=self._headers, timeout=timeout)
-            if reply.is_error:
-                await reply.aread()
-                raise status_error(reply.status_code, reply.headers, reply.content)
-            return reply
+        async def send(timeout: float) -> bytes:
+            options: RequestOptions = {"timeout": timeout, "headers": JSON_HEADERS}
+            reply = await self._openai.post(url, cast_to=httpx.Response, content=content, options=options)
+            return reply.content
 
         return await self._call(send)
 
