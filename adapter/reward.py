@@ -161,14 +161,10 @@ class BaseJudgeReward:
         built = build_request(prompt, completion, answer, answer_type, metadata)
         if self._has_rubric(built):
             return self._loop.run(self._rubric_scored(built, started))
-        request = self._ruled(built, started)
-        if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
-            request = self._cascaded(request, started)
-        if isinstance(request, RewardResult):
-            return request
-        early, key = self._cached(request, started)
-        if early is not None:
-            return early
+        step = self._before_judge(built, started)  # in the caller's thread: trainer threads in parallel
+        if isinstance(step, RewardResult):
+            return step
+        request, key = step
         future = self._loop.submit(self._judged(request, started, key))
         try:
             return future.result(self.config.timeout + FACADE_GRACE_S)
@@ -338,23 +334,37 @@ class BaseJudgeReward:
             if task is not None:
                 self._judging.discard(task)
 
-    async def _score(self, built: JudgeRequest | InvalidInput, started: float) -> RewardResult:
-        """One reward on the loop thread. Rule work that may take a while runs in an executor, so
-        the loop keeps sending batches meanwhile: the pre-checks of a long completion, and the
-        cascade's rule grading."""
-        if self._has_rubric(built):
-            return await self._rubric_scored(built, started)
-        loop = asyncio.get_running_loop()
-        if isinstance(built, JudgeRequest) and len(built.completion) > INLINE_PRECHECK_CHARS:
-            request = await loop.run_in_executor(None, self._ruled, built, started)
-        else:
-            request = self._ruled(built, started)
+    def _before_judge(
+        self, built: JudgeRequest | InvalidInput, started: float
+    ) -> RewardResult | tuple[JudgeRequest, str | None]:
+        """Every step before the judge, in order (bad input, pre-checks, the cascade's rule, the
+        cache): the reward when one decides it, else the request for the judge and its cache key.
+        The sync API runs it in the caller's thread, the async one on the loop or an executor."""
+        request = self._ruled(built, started)
         if isinstance(request, JudgeRequest) and self.config.strategy == "cascade":
-            request = await loop.run_in_executor(None, self._cascaded, request, started)
+            request = self._cascaded(request, started)
         if isinstance(request, RewardResult):
             return request
         early, key = self._cached(request, started)
-        return early if early is not None else await self._judged(request, started, key)
+        return early if early is not None else (request, key)
+
+    async def _score(self, built: JudgeRequest | InvalidInput, started: float) -> RewardResult:
+        """One reward on the loop thread: ``_before_judge``, then the judge. Rule work that may
+        take a while (the pre-checks of a long completion, the cascade's rule grading) runs in an
+        executor, so the loop keeps sending batches meanwhile."""
+        if self._has_rubric(built):
+            return await self._rubric_scored(built, started)
+        slow = self.config.strategy == "cascade" or (
+            isinstance(built, JudgeRequest) and len(built.completion) > INLINE_PRECHECK_CHARS
+        )
+        if slow:
+            step = await asyncio.get_running_loop().run_in_executor(None, self._before_judge, built, started)
+        else:
+            step = self._before_judge(built, started)
+        if isinstance(step, RewardResult):
+            return step
+        request, key = step
+        return await self._judged(request, started, key)
 
     async def _score_items(self, items: list[Any], started: float) -> list[RewardResult]:
         return list(await asyncio.gather(*(self._score(request_from_item(i), started) for i in items)))
