@@ -479,11 +479,10 @@ class BaseJudgeReward:
             first.answer_type,
             [g.completion for g in graded],
             settings.deadline - (time.monotonic() - started),
+            compared,
         )
         for slot, k in enumerate(compared):
-            results[k] = await self._group_member_reward(
-                graded[slot], started, scored, slot, compared, settings
-            )
+            results[k] = await self._group_member_reward(graded[slot], started, scored, slot, settings)
         return [r for r in results if r is not None]
 
     def _group_member(
@@ -508,45 +507,17 @@ class BaseJudgeReward:
         return graded
 
     async def _group_member_reward(
-        self,
-        request: JudgeRequest,
-        started: float,
-        scored: GroupScores,
-        slot: int,
-        compared: list[int],
-        settings: GroupSettings,
+        self, request: JudgeRequest, started: float, scored: GroupScores, slot: int, settings: GroupSettings
     ) -> RewardResult:
         """One compared member's reward: its group score, or the fallback when no comparison of it
         came back (the rule gets its own ``timeout`` for that, past the group deadline)."""
-        as_members = {-1: -1, **dict(enumerate(compared))}
-        comparisons = [
-            c.model_copy(
-                update={
-                    "shown": [as_members[k] for k in c.shown],
-                    "ranking": None if c.ranking is None else [as_members[k] for k in c.ranking],
-                }
-            )
-            for c in scored.comparisons[slot]
-        ]
         score = scored.scores[slot]
         if score is None:
-            why = (
-                JudgeUnavailableError(f"no comparison of this member could be judged: {scored.first_error}")
-                if scored.first_error
-                else JudgeTimeoutError(
-                    f"no comparison of this member came back within the group deadline ({settings.deadline:g} s)"
-                )
-            )
-            return await self._afall_back(request, started, why, budget_s=self.config.timeout)
-        how = "Bradley-Terry" if settings.scoring == "bradley_terry" else "win rate"
-        explanation = (
-            f"{settings.mode}: {len(comparisons)} comparison(s) of {scored.answered} answered "
-            f"({scored.asked} asked); score {score:.2f}"
-            + (f" by {how}" if settings.mode == "pairwise" else " by mean rank")
-        )
+            return await self._afall_back(request, started, scored.unscored(settings), budget_s=self.config.timeout)
         return self._outcomes.finish(
-            request, started, score, "judge", explanation, reason=settings.mode, comparisons=comparisons
-        )
+            request, started, score, "judge", scored.explanation(slot, settings), reason=settings.mode,
+            comparisons=scored.comparisons[slot],
+        )  # fmt: skip
 
     def _groups(self, settings: GroupSettings) -> GroupJudge:
         """The comparisons' judge, built on first use: this judge's settings, profile ``pairwise``

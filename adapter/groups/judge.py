@@ -22,6 +22,7 @@ from adapter.groups.schedules import REFERENCE, Pair, all_pairs, anchored, cycli
 from adapter.groups.settings import GroupSettings
 from adapter.pipeline.result import GroupComparison
 from judge_vllm.contract import RANKING_LETTERS
+from judge_vllm.errors import JudgeError, JudgeTimeoutError, JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest
 
 __all__ = [
@@ -57,7 +58,8 @@ def comparison_config(config: RewardConfig, settings: GroupSettings) -> RewardCo
 
 
 class GroupScores(BaseModel):
-    """Each member's score (None: no comparison of it came back) and the comparisons it came from."""
+    """Each compared member's score (None: no comparison of it came back) and the comparisons it
+    came from, by the members' indices in the whole group (-1: the reference)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -66,6 +68,23 @@ class GroupScores(BaseModel):
     asked: int
     answered: int
     first_error: str | None = None
+
+    def explanation(self, slot: int, settings: GroupSettings) -> str:
+        """What a compared member's reward came from."""
+        how = {"bradley_terry": "Bradley-Terry", "win_rate": "win rate"}[settings.scoring]
+        return (
+            f"{settings.mode}: {len(self.comparisons[slot])} comparison(s) of {self.answered} answered "
+            f"({self.asked} asked); score {self.scores[slot] or 0.0:.2f}"
+            + (f" by {how}" if settings.mode == "pairwise" else " by mean rank")
+        )
+
+    def unscored(self, settings: GroupSettings) -> JudgeError:
+        """Why a member has no score: its comparisons failed, or none came back in time."""
+        if self.first_error:
+            return JudgeUnavailableError(f"no comparison of this member could be judged: {self.first_error}")
+        return JudgeTimeoutError(
+            f"no comparison of this member came back within the group deadline ({settings.deadline:g} s)"
+        )
 
 
 class GroupJudge:
@@ -82,8 +101,10 @@ class GroupJudge:
         answer_type: str | None,
         responses: Sequence[str],
         deadline_s: float,
+        members: Sequence[int],
     ) -> GroupScores:
-        """Compare ``responses`` (the members' graded texts) and score them, within ``deadline_s``."""
+        """Compare ``responses`` (the graded texts of the group's ``members``, by their indices in
+        the group) and score them, within ``deadline_s``."""
         n = len(responses)
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
@@ -112,7 +133,8 @@ class GroupJudge:
             elif record is not None:
                 errors.append(record)
         scores = self._scores(n, records)
-        per_member = [[r for r in records if k in r.shown] for k in range(n)]
+        in_group = {REFERENCE: REFERENCE, **dict(enumerate(members))}
+        per_member = [[_in_group(r, in_group) for r in records if k in r.shown] for k in range(n)]
         return GroupScores(
             scores=scores,
             comparisons=per_member,
@@ -156,6 +178,12 @@ class GroupJudge:
     def close(self) -> None:
         """Close the comparisons' reward system."""
         self.comparer.close()
+
+
+def _in_group(record: GroupComparison, in_group: dict[int, int]) -> GroupComparison:
+    """A comparison with the members' indices in the whole group."""
+    ranking = None if record.ranking is None else [in_group[k] for k in record.ranking]
+    return record.model_copy(update={"shown": [in_group[k] for k in record.shown], "ranking": ranking})
 
 
 def _record(order: list[int], reply: dict[str, Any] | None, mode: str) -> GroupComparison | str | None:
