@@ -69,7 +69,7 @@ from judge_vllm.errors import (
     JudgeTimeoutError,
     JudgeUnavailableError,
 )
-from judge_vllm.profiles import load_profile
+from judge_vllm.profiles import JudgeProfile, load_profile
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["BaseJudgeReward", "ConfigLike", "JudgeRewardSystem", "RewardItem"]
@@ -271,9 +271,12 @@ class BaseJudgeReward:
             else self._prechecked(built, started)
         )
 
-    def _prechecked(self, request: JudgeRequest, started: float) -> JudgeRequest | RewardResult:
-        """The request as graded (after the policy's reasoning), or the reward the pre-checks decide."""
-        graded = graded_request(request, self.config, self._profile)
+    def _prechecked(
+        self, request: JudgeRequest, started: float, profile: JudgeProfile | None = None
+    ) -> JudgeRequest | RewardResult:
+        """The request as graded for ``profile`` (default: this judge's) after the policy's
+        reasoning, or the reward the pre-checks decide."""
+        graded = graded_request(request, self.config, profile or self._profile)
         if isinstance(graded, PrecheckVerdict):
             return self._decided(request, started, graded)
         decided = (
@@ -492,16 +495,9 @@ class BaseJudgeReward:
         decides it: bad input, a pre-check, or the cascade's sure rule."""
         if isinstance(built, InvalidInput):
             return self._outcomes.invalid(built)
-        graded = graded_request(built, self.config, load_profile(settings.mode))
-        if isinstance(graded, PrecheckVerdict):
-            return self._decided(built, started, graded)
-        decided = (
-            precheck(graded.completion, graded.answer, graded.answer_type, self._verdict_strings)
-            if self.config.prechecks
-            else None
-        )
-        if decided is not None:
-            return self._decided(built, started, decided)
+        graded = self._prechecked(built, started, load_profile(settings.mode))
+        if isinstance(graded, RewardResult):
+            return graded
         if self.config.strategy == "cascade" and not settings.compare_decided:
             return self._cascaded(graded, started)
         return graded
