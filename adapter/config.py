@@ -24,7 +24,7 @@ import sys
 import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -34,6 +34,7 @@ from adapter.rubrics.criteria import parse_rubric
 from adapter.rules import RuleSettings
 from judge_vllm.errors import JudgeConfigError, JudgeInputError
 from judge_vllm.reasoning import ReasoningDelimiters
+from judge_vllm.renamed_keys import rename_deprecated_keys
 from judge_vllm.settings import JudgeClientConfig, check_judge_url
 from judge_vllm.yaml_file import read_yaml_mapping
 
@@ -61,11 +62,26 @@ _WRAPPER_KEYS = {"type", "config"}
 class RewardConfig(JudgeClientConfig):
     """Every knob of the judge reward, with the seed's key names. Unknown keys are errors.
 
-    The judge client's keys (``judge_url``, ``api_key``, ``model``, ``mode``, ``timeout``,
-    ``request_timeout``, ``max_retries``, ...) come from ``JudgeClientConfig``. Here
-    ``timeout`` bounds the whole reward call (queue wait, retries and fallback included) and
-    ``request_timeout`` one HTTP attempt.
+    The judge client's keys (``judge_url``, ``api_key``, ``model``, ``mode``, ``judge_timeout``,
+    ``request_timeout``, ``max_retries``, ...) come from ``JudgeClientConfig``. Three timeouts
+    nest: ``reward_timeout`` bounds the whole reward call (queue wait, retries and fallback
+    included), ``judge_timeout`` the judge's part of it (default: all the reward's time but the
+    fallback's reserve) and ``request_timeout`` one HTTP attempt. The seed's ``timeout``,
+    ``batch_timeout`` and ``circuit_breaker_timeout`` still work, with a warning.
     """
+
+    RENAMED_KEYS: ClassVar[Mapping[str, str]] = {
+        "timeout": "reward_timeout",
+        "batch_timeout": "batch_wait",
+        "circuit_breaker_timeout": "circuit_breaker_cooldown",
+    }
+
+    reward_timeout: float = Field(
+        default=30.0,
+        gt=0.0,
+        le=3600.0,
+        description="seconds for a whole reward call: queue wait, judge, retries and fallback",
+    )
 
     # The judge server(s).
     judge_urls: list[str] | None = Field(default=None, description="several judges: an ensemble")
@@ -85,7 +101,7 @@ class RewardConfig(JudgeClientConfig):
     cache_size: int = Field(default=5000, ge=1, le=100_000_000, description="entries kept")
     # Performance.
     max_batch_size: int = Field(default=16, ge=1, le=4096, description="requests per judge call")
-    batch_timeout: float = Field(default=0.05, ge=0.0, le=10.0, description="seconds a batch waits to fill")
+    batch_wait: float = Field(default=0.05, ge=0.0, le=10.0, description="seconds a batch waits to fill")
     max_concurrent_requests: int = Field(default=32, ge=1, le=4096, description="judge calls in flight")
     max_queue_size: int = Field(
         default=10_000, ge=1, le=10_000_000, description="requests waiting; past it: Request queue full"
@@ -97,7 +113,7 @@ class RewardConfig(JudgeClientConfig):
     circuit_breaker_threshold: int = Field(
         default=5, ge=1, le=10_000, description="failing judge calls in a row before the breaker opens"
     )
-    circuit_breaker_timeout: float = Field(
+    circuit_breaker_cooldown: float = Field(
         default=30.0, gt=0.0, le=86_400.0, description="seconds before an open breaker lets one probe through"
     )
     prechecks: bool = Field(
@@ -163,6 +179,24 @@ class RewardConfig(JudgeClientConfig):
     reasoning_delimiters: ReasoningDelimiters = Field(
         default_factory=ReasoningDelimiters, description="where the policy's reasoning starts and ends"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        """The old key names, renamed; ``judge_timeout`` defaults to ``reward_timeout``."""
+        data = rename_deprecated_keys(data, cls.RENAMED_KEYS, cls.__name__)
+        if isinstance(data, dict) and "judge_timeout" not in data and "reward_timeout" in data:
+            data = {**data, "judge_timeout": data["reward_timeout"]}
+        return data
+
+    @model_validator(mode="after")
+    def _judge_fits_reward(self) -> RewardConfig:
+        if self.judge_timeout > self.reward_timeout:
+            raise ValueError(
+                f"judge_timeout ({self.judge_timeout} s, the judge's part) must not exceed "
+                f"reward_timeout ({self.reward_timeout} s, the whole reward call)"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

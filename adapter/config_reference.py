@@ -92,4 +92,14 @@ def reference_markdown() -> str:
             "|---|---|---|---|---|",
         ]
         lines += _rows(model, prefix=f"{key}.")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *_renamed_rows()]) + "\n"
+
+
+def _renamed_rows() -> list[str]:
+    renamed = {
+        **RewardConfig.RENAMED_KEYS,
+        **{f"rules.{old}": f"rules.{new}" for old, new in RuleSettings.RENAMED_KEYS.items()},
+    }
+    rows = ["", "Renamed keys: the old name still works, with a warning naming the new one.", "",
+            "| old key | new key |", "|---|---|"]  # fmt: skip
+    return rows + [f"| `{old}` | `{new}` |" for old, new in renamed.items()]

@@ -13,7 +13,7 @@ The path of one reward, each step in a module of its own:
     outcomes.RewardOutcomes     every result: calibrated, counted in the metrics, offered to
                                 the judgment log
 
-Every call returns within ``timeout``: the judge gets what is left of it after a reserve
+Every call returns within ``reward_timeout``: the judge gets what is left of it after a reserve
 for the rule fallback. The sync methods submit to one background loop thread per
 instance and block; the async ones await it from any event loop.
 """
@@ -76,7 +76,7 @@ __all__ = ["BaseJudgeReward", "ConfigLike", "JudgeRewardSystem", "RewardItem"]
 
 logger = logging.getLogger("JudgeReward")
 
-# Time kept for the rule fallback out of ``timeout`` beyond its symbolic bound (math_timeout_s).
+# Time kept for the rule fallback out of ``timeout`` beyond its symbolic bound (symbolic_timeout).
 FALLBACK_MARGIN_S = 0.25
 CASCADE_RULE_SHARE = 0.5
 # Extra seconds the sync facade waits for the loop thread before answering from its own thread.
@@ -105,20 +105,20 @@ class BaseJudgeReward:
         self.canary = CanaryStats(self.config.canary_alert_rate)
         self._loop = LoopThread()
         self._breaker = CircuitBreaker(
-            self.config.circuit_breaker_threshold, self.config.circuit_breaker_timeout
+            self.config.circuit_breaker_threshold, self.config.circuit_breaker_cooldown
         )
         self._fallback = RuleFallback(self.config.rules, self.config.fallback_to_rule)
         self._cache = (
             VerdictCache(self.config.cache_path, self.config.cache_size) if self.config.use_cache else None
         )
-        reserve = min(self.config.rules.math_timeout_s + FALLBACK_MARGIN_S, self.config.timeout / 2)
-        self._judge_budget_s = self.config.timeout - reserve
+        reserve = min(self.config.rules.symbolic_timeout + FALLBACK_MARGIN_S, self.config.reward_timeout / 2)
+        self._judge_budget_s = min(self.config.judge_timeout, self.config.reward_timeout - reserve)
         # The cascade's rules run inside the judge's budget: a share of it, never all of it.
-        cascade_math_s = min(self.config.rules.math_timeout_s, self._judge_budget_s * CASCADE_RULE_SHARE)
-        self._cascade_rules = self.config.rules.model_copy(update={"math_timeout_s": cascade_math_s})
+        cascade_math_s = min(self.config.rules.symbolic_timeout, self._judge_budget_s * CASCADE_RULE_SHARE)
+        self._cascade_rules = self.config.rules.model_copy(update={"symbolic_timeout": cascade_math_s})
         attempt = min(self.config.attempt_timeout_s, self._judge_budget_s)
         self._client_config = self.config.client_config().model_copy(
-            update={"timeout": self._judge_budget_s, "request_timeout": attempt}
+            update={"judge_timeout": self._judge_budget_s, "request_timeout": attempt}
         )
         self._profile = self._client_config.judge_profile()
         self._verdict_strings = verdict_strings(self._profile)
@@ -167,7 +167,7 @@ class BaseJudgeReward:
         request, key = step
         future = self._loop.submit(self._judged(request, started, key))
         try:
-            return future.result(self.config.timeout + FACADE_GRACE_S)
+            return future.result(self.config.reward_timeout + FACADE_GRACE_S)
         except concurrent.futures.TimeoutError:
             future.cancel()
             return self._fall_back(request, started, JudgeTimeoutError("Timeout waiting for results"))
@@ -180,7 +180,7 @@ class BaseJudgeReward:
     def reward_group(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
         """Score the completions of one prompt together, as ``group:`` in the config says
         (pairwise, listwise, or pointwise when unset): one reward per item, in order, each with
-        the comparisons it came from. Returns within ``group.deadline`` plus ``timeout``."""
+        the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``."""
         members = group_requests(items)
         return [r.to_dict() for r in self._loop.run(self._score_group(members, time.monotonic()))]
 
@@ -215,7 +215,7 @@ class BaseJudgeReward:
     def close(self) -> None:
         """Answer the rewards in flight (judge or fallback), then stop the loop thread and close
         connections, the cache and the metrics endpoint. Idempotent."""
-        self._loop.close(self._aclose(), CLOSE_GRACE_S + self.config.timeout)
+        self._loop.close(self._aclose(), CLOSE_GRACE_S + self.config.reward_timeout)
         if self._rubric_judge is not None:
             self._rubric_judge.close()
         if self._group_judge is not None:
@@ -385,8 +385,8 @@ class BaseJudgeReward:
     def _fall_back(
         self, request: JudgeRequest, started: float, err: JudgeError, budget_s: float | None = None
     ) -> RewardResult:
-        """The rule fallback's reward, within ``budget_s`` (default: what is left of ``timeout``)."""
-        budget = started + self.config.timeout - time.monotonic() if budget_s is None else budget_s
+        """The rule fallback's reward, within ``budget_s`` (default: what is left of ``reward_timeout``)."""
+        budget = started + self.config.reward_timeout - time.monotonic() if budget_s is None else budget_s
         fallback = self._fallback.decide(request, err, budget)
         return self._outcomes.finish(
             request,
@@ -506,10 +506,10 @@ class BaseJudgeReward:
         self, request: JudgeRequest, started: float, scored: GroupScores, slot: int, settings: GroupSettings
     ) -> RewardResult:
         """One compared member's reward: its group score, or the fallback when no comparison of it
-        came back (the rule gets its own ``timeout`` for that, past the group deadline)."""
+        came back (the rule gets its own ``reward_timeout`` for that, past the group deadline)."""
         score = scored.scores[slot]
         if score is None:
-            return await self._afall_back(request, started, scored.unscored(settings), budget_s=self.config.timeout)
+            return await self._afall_back(request, started, scored.unscored(settings), budget_s=self.config.reward_timeout)
         return self._outcomes.finish(
             request, started, score, "judge", scored.explanation(slot, settings), reason=settings.mode,
             comparisons=scored.comparisons[slot],
@@ -556,7 +556,7 @@ class BaseJudgeReward:
             return self._backend
         if not self.config.judge_replicas:
             return JudgeClient(self._client_config)
-        threshold, pause = self.config.circuit_breaker_threshold, self.config.circuit_breaker_timeout
+        threshold, pause = self.config.circuit_breaker_threshold, self.config.circuit_breaker_cooldown
         return ReplicaPool(self._client_config, self.config.judge_replicas, threshold, pause)
 
     async def _discovered_cache_key(self, client: JudgeBackend, request: JudgeRequest) -> str | None:

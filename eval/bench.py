@@ -92,7 +92,7 @@ def _spread(values: list[float]) -> str:
 
 def adapter_rate(url: str, items: list[dict[str, str]], mode: Mode) -> float:
     """Judgments/s through ``reward_batch`` with the cache off (every item hits the judge)."""
-    config = {"judge_url": url, "mode": mode, "use_cache": False, "timeout": 900, "fallback_to_rule": False,
+    config = {"judge_url": url, "mode": mode, "use_cache": False, "reward_timeout": 900, "fallback_to_rule": False,
               "max_batch_size": 64, "prechecks": False}  # fmt: skip
     with JudgeRewardSystem(config) as rs:
         rs.reward_batch(items[:2])  # connect and discover the model

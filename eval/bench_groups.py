@@ -86,7 +86,7 @@ def group_costs(url: str, sizes: Sequence[int], items_for: Any) -> list[GroupCos
             config = {
                 "judge_url": url,
                 "use_cache": False,
-                "timeout": 900,
+                "reward_timeout": 900,
                 "group": {**group, "deadline": 900},
             }
             before = _counters(url)

@@ -52,7 +52,7 @@ def overhead(n: int, memory_requests: int, extra_config: dict[str, Any] | None =
     try:
         launcher.wait_healthy(url, 30)
         config = {"judge_url": url, "cache_dir": tempfile.mkdtemp(prefix="bench-"), "max_batch_size": 64,
-                  "batch_timeout": 0.002, **(extra_config or {})}  # fmt: skip
+                  "batch_wait": 0.002, **(extra_config or {})}  # fmt: skip
         logs: list[dict[str, Any]] = []
         items = [
             {"prompt": f"q{i}", "completion": f"The answer is {i}.", "answer": str(i % 7)} for i in range(n)
@@ -66,7 +66,7 @@ def overhead(n: int, memory_requests: int, extra_config: dict[str, Any] | None =
             rs.reward_batch(items[100:])
             hit_batch_rate = (n - 100) / (time.perf_counter() - started)
             hit_lat = _latencies(lambda i: rs.reward(**items[100 + i % (n - 100)]), 2000)
-        with _system({**config, "use_cache": False, "batch_timeout": 0.0}, logs) as rs:
+        with _system({**config, "use_cache": False, "batch_wait": 0.0}, logs) as rs:
             adapter_lat = _latencies(lambda i: rs.reward(**items[i % n]), 1000)
         with httpx.Client(base_url=url) as raw:
             body = {"model": "fake-judge", "messages": [{"role": "user", "content": "x"}]}

@@ -98,7 +98,7 @@ def _rate(urls: Sequence[str], items: list[dict[str, str]], concurrency: int) ->
         "use_cache": False,
         "max_batch_size": 1,  # one request per item: a replica's capacity is concurrency / latency
         "max_concurrent_requests": 2 * concurrency * len(urls),
-        "timeout": 120.0,
+        "reward_timeout": 120.0,
     }
     with JudgeRewardSystem(config) as rs:
         rs.reward_batch(items[:32])  # warm-up: connections, model discovery
@@ -150,7 +150,7 @@ def prefix_cache_affinity(
 ) -> dict[str, float]:
     """Prefix-cache hit rate for GRPO-shaped traffic on real servers (questions of ~400 tokens):
     affinity vs round-robin."""
-    common = {"use_cache": False, "max_batch_size": 8, "timeout": 600.0, "mode": "fast"}
+    common = {"use_cache": False, "max_batch_size": 8, "reward_timeout": 600.0, "mode": "fast"}
 
     def affinity() -> None:
         with JudgeRewardSystem({**common, "judge_replicas": list(urls)}) as rs:
@@ -174,8 +174,8 @@ def _latencies(urls: Sequence[str], rounds: int) -> tuple[float, float]:
     config = {
         "judge_replicas": list(urls),
         "use_cache": False,
-        "timeout": 60.0,
-        "circuit_breaker_timeout": 600.0,
+        "reward_timeout": 60.0,
+        "circuit_breaker_cooldown": 600.0,
     }
     latencies: list[float] = []
     with JudgeRewardSystem(config) as rs:

@@ -70,8 +70,8 @@ def run_soak(
     results: list[dict[str, Any]] = []
     config = {
         "judge_url": server.url, "cache_dir": tempfile.mkdtemp(prefix="soak-"), "use_cache": False,
-        "timeout": timeout_s, "max_retries": 2, "max_batch_size": 32, "batch_timeout": 0.005,
-        "circuit_breaker_threshold": 20, "circuit_breaker_timeout": 0.5,
+        "reward_timeout": timeout_s, "max_retries": 2, "max_batch_size": 32, "batch_wait": 0.005,
+        "circuit_breaker_threshold": 20, "circuit_breaker_cooldown": 0.5,
     }  # fmt: skip
     faults: Counter[str] = Counter()
     started = time.monotonic()
@@ -97,7 +97,7 @@ def run_soak(
         worker.join()
         faults.update(server.counts)
         server.set_plan(FaultPlan())
-        time.sleep(rs.config.circuit_breaker_timeout)
+        time.sleep(rs.config.circuit_breaker_cooldown)
         rs.reward("probe", "The answer is 1.", "1")  # the half-open probe closes the breaker
         after = rs.reward_batch(
             [{**item, "prompt": "after " + item["prompt"], "request_id": None} for item in items[:50]]

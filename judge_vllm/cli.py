@@ -87,7 +87,9 @@ def add_server_commands(sub: Subcommands) -> None:
     judge.add_argument("--completion", required=True)
     judge.add_argument("--answer", required=True)
     judge.add_argument("--answer-type", default=None)
-    judge.add_argument("--timeout", type=float, default=60.0)
+    judge.add_argument(
+        "--judge-timeout", "--timeout", type=float, default=60.0, help="seconds for the call, retries included"
+    )
     judge.set_defaults(run=_judge)
 
 
@@ -170,7 +172,7 @@ def _health(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 async def _check_health(url: str) -> int:
-    async with JudgeClient(JudgeClientConfig(judge_url=url, max_retries=0, timeout=5.0)) as client:
+    async with JudgeClient(JudgeClientConfig(judge_url=url, max_retries=0, judge_timeout=5.0)) as client:
         state = await client.health()
     print(json.dumps(state, indent=2))
     return 0 if state["reachable"] else 1
@@ -186,7 +188,7 @@ async def _judge_one(args: argparse.Namespace) -> int:
         model=args.model,
         api_key=args.api_key,
         mode=args.mode,
-        timeout=args.timeout,
+        judge_timeout=args.judge_timeout,
         profile=args.profile,
         max_tokens=args.max_tokens,
     )

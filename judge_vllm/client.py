@@ -324,11 +324,11 @@ class JudgeClient:
 
     async def _call(self, send: Callable[[float], Awaitable[T]]) -> T:
         """Run one API call under the retry policy, errors mapped to the judge's tree. Each
-        attempt may take ``request_timeout``, and never past what is left of ``timeout``."""
+        attempt may take ``request_timeout``, and never past what is left of ``judge_timeout``."""
         started = time.monotonic()
-        async for attempt in retrying(self.config.max_retries, self.config.timeout):
+        async for attempt in retrying(self.config.max_retries, self.config.judge_timeout):
             with attempt:
-                left = self.config.timeout - (time.monotonic() - started)
+                left = self.config.judge_timeout - (time.monotonic() - started)
                 try:
                     return await send(max(min(self.config.attempt_timeout_s, left), MIN_ATTEMPT_S))
                 except (openai.OpenAIError, httpx.HTTPError) as err:

@@ -6,7 +6,8 @@ once, with one default.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -14,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.profiles import JudgeProfile, ScoreRubric, load_profile
 from judge_vllm.redaction import redact_url, register_secret, register_url_secrets
+from judge_vllm.renamed_keys import rename_deprecated_keys
 
 __all__ = ["REQUEST_TIMEOUT_SHARE", "JudgeClientConfig", "check_judge_url"]
 
-# Default share of ``timeout`` one HTTP attempt may take: a hung attempt leaves room for two more.
+# Default share of ``judge_timeout`` one HTTP attempt may take: a hung attempt leaves room for two more.
 REQUEST_TIMEOUT_SHARE = 1 / 3
 JSON_OVERHEAD_TOKENS = 24
 ASPECT_TOKENS = 24
@@ -44,6 +46,8 @@ class JudgeClientConfig(BaseModel):
     """How to reach the judge and what to ask of it; the reward config extends it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    # Old key -> its name now (accepted with a FutureWarning).
+    RENAMED_KEYS: ClassVar[Mapping[str, str]] = {"timeout": "judge_timeout"}
 
     judge_url: str = Field(
         default="http://localhost:8888", description="the judge server (with or without /v1)"
@@ -54,15 +58,20 @@ class JudgeClientConfig(BaseModel):
         default="fast",
         description="fast: one constrained token, reward = expected score; verdict: JSON score and explanation",
     )
-    timeout: float = Field(default=30.0, gt=0.0, le=3600.0, description="seconds for a whole call")
+    judge_timeout: float = Field(
+        default=30.0,
+        gt=0.0,
+        le=3600.0,
+        description="seconds for a whole judge call, retries included; in a reward config at most (and by default) reward_timeout",
+    )
     request_timeout: float | None = Field(
-        default=None, gt=0.0, description="seconds for one HTTP attempt; None = a third of timeout"
+        default=None, gt=0.0, description="seconds for one HTTP attempt; None = a third of judge_timeout"
     )
     max_retries: int = Field(
         default=3,
         ge=0,
         le=20,
-        description="retries of connection errors, timeouts, 408/409/429/5xx, within timeout",
+        description="retries of connection errors, timeouts, 408/409/429/5xx, within judge_timeout",
     )
     aspects: bool = Field(default=False, description="verdict mode: per-aspect scores too")
     max_explanation_chars: int = Field(
@@ -97,6 +106,11 @@ class JudgeClientConfig(BaseModel):
         description="the judge model's tokenizer (folder or hub id) for label token ids when the server has no /tokenize",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        return rename_deprecated_keys(data, cls.RENAMED_KEYS, cls.__name__)
+
     @field_validator("api_key", "model", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
@@ -116,10 +130,10 @@ class JudgeClientConfig(BaseModel):
 
     @model_validator(mode="after")
     def _attempt_fits_call(self) -> JudgeClientConfig:
-        if self.request_timeout is not None and self.request_timeout > self.timeout:
+        if self.request_timeout is not None and self.request_timeout > self.judge_timeout:
             raise ValueError(
                 f"request_timeout ({self.request_timeout} s, one HTTP attempt) must not exceed "
-                f"timeout ({self.timeout} s, the whole call)"
+                f"judge_timeout ({self.judge_timeout} s, the whole judge call)"
             )
         return self
 
@@ -174,4 +188,4 @@ class JudgeClientConfig(BaseModel):
     @property
     def attempt_timeout_s(self) -> float:
         """Seconds one HTTP attempt may take."""
-        return self.request_timeout or self.timeout * REQUEST_TIMEOUT_SHARE
+        return self.request_timeout or self.judge_timeout * REQUEST_TIMEOUT_SHARE

@@ -1,4 +1,4 @@
-"""Micro-batching: gather requests for up to ``batch_timeout`` or ``max_batch_size``, then
+"""Micro-batching: gather requests for up to ``batch_wait`` or ``max_batch_size``, then
 send them in one judge call, with at most ``max_concurrent`` calls in flight.
 
 The queue is bounded: ``submit`` answers ``QueueFullError`` instead of growing without
@@ -39,13 +39,13 @@ class MicroBatcher:
         self,
         send: SendBatch,
         max_batch_size: int,
-        batch_timeout_s: float,
+        batch_wait_s: float,
         max_concurrent: int,
         max_queue_size: int,
     ) -> None:
         self._send = send
         self._max_batch_size = max_batch_size
-        self._batch_timeout_s = batch_timeout_s
+        self._batch_wait_s = batch_wait_s
         self._slots = asyncio.Semaphore(max_concurrent)
         self._queue: asyncio.Queue[tuple[JudgeRequest, asyncio.Future[BatchResult]]] = asyncio.Queue(
             max_queue_size
@@ -81,7 +81,7 @@ class MicroBatcher:
         while True:
             await self._slots.acquire()
             batch = [await self._queue.get()]
-            deadline = asyncio.get_running_loop().time() + self._batch_timeout_s
+            deadline = asyncio.get_running_loop().time() + self._batch_wait_s
             while len(batch) < self._max_batch_size:
                 remaining = deadline - asyncio.get_running_loop().time()
                 try:

@@ -87,7 +87,7 @@ class JudgeDispatcher:
         self.batcher = MicroBatcher(
             self._send_batch,
             config.max_batch_size,
-            config.batch_timeout,
+            config.batch_wait,
             config.max_concurrent_requests,
             config.max_queue_size,
         )

@@ -10,7 +10,7 @@ healthy replica takes the group. Batches are formed per replica (one ``judge_man
 Health: each replica has its own circuit breaker. Items of a call that failed for a server
 fault (unreachable, 5xx, timeout) go to the next replica in their order, within the same
 reward's deadline, so while any replica is healthy the reward still comes from the judge. A
-replica whose breaker opened gets one probe after ``circuit_breaker_timeout`` and is used
+replica whose breaker opened gets one probe after ``circuit_breaker_cooldown`` and is used
 again once that succeeds. When every replica fails, the items get the last error (a server fault): the
 reward system's own breaker (pool-wide) counts that, so it opens only when every replica is
 down.
@@ -18,7 +18,7 @@ down.
 Each replica's client retries nothing itself (``max_retries: 0``): another replica is a
 better retry than the same one.
 
-Outliers are taken out like dead replicas (``eject``), for ``circuit_breaker_timeout``: a replica
+Outliers are taken out like dead replicas (``eject``), for ``circuit_breaker_cooldown``: a replica
 that answers garbage (its replies fail to parse: the items move on to the next replica and the
 failures count against its breaker), one that is slow but alive (its median call latency over
 its last ``OUTLIER_MIN_CALLS`` calls is more than ``OUTLIER_LATENCY_FACTOR`` times its peers'
@@ -250,7 +250,7 @@ class ReplicaPool:
             replica.eject(min(max(waits), MAX_RETRY_AFTER_S), f"asked to retry after {max(waits):g} s")
 
     def _eject_slow(self) -> None:
-        """A replica much slower than its peers' median is out for ``circuit_breaker_timeout``."""
+        """A replica much slower than its peers' median is out for ``circuit_breaker_cooldown``."""
         medians = {r: m for r in self.replicas if r.usable and (m := r.recent_median_ms()) is not None}
         for replica, median in medians.items():
             peers = [m for r, m in medians.items() if r is not replica]

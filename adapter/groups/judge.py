@@ -53,7 +53,7 @@ def comparison_config(config: RewardConfig, settings: GroupSettings) -> RewardCo
         settings.mode,
         mode="fast",
         prechecks=False,  # the members were pre-checked; a comparison has no completion
-        timeout=min(config.timeout, settings.deadline),
+        reward_timeout=min(config.reward_timeout, settings.deadline),
     )
 
 

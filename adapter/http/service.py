@@ -50,7 +50,7 @@ class JudgeService:
             create_judge_reward(own) if backend is None else JudgeRewardSystem(own, backend=backend)
         )
         health_config = self.rewards.config.client_config().model_copy(
-            update={"max_retries": 0, "timeout": HEALTH_TIMEOUT_S}
+            update={"max_retries": 0, "judge_timeout": HEALTH_TIMEOUT_S}
         )
         self._health_client = JudgeClient(health_config)
 

@@ -17,7 +17,7 @@ each request answers with its own samples' rewards.
 
 Under a judge outage: OpenRLHF waits up to ``OPENRLHF_CLIENT_TIMEOUT_S`` for an answer and
 tries a request 5 times, 1 s apart, before leaving the sample without a reward, which fails the
-training step. So the config's ``timeout`` must leave a margin below that wait (checked when
+training step. So the config's ``reward_timeout`` must leave a margin below that wait (checked when
 the app is built): with ``fallback_to_rule: true`` every request then gets a 200 with a reward
 (the rule reward where the judge failed, flagged in ``extra_logs``). With
 ``fallback_to_rule: false`` a reward the judge could not give is a 503, never a number:
@@ -152,21 +152,21 @@ class _PromptGroups:
 
 def _within_openrlhfs_wait(config: RewardConfig, group_window_s: float = 0.0) -> RewardConfig:
     limit = OPENRLHF_CLIENT_TIMEOUT_S - RESPONSE_MARGIN_S
-    if config.timeout > limit:
+    if config.reward_timeout > limit:
         raise JudgeConfigError(
-            f"timeout {config.timeout:g} s: OpenRLHF abandons a /get_reward after "
+            f"reward_timeout {config.reward_timeout:g} s: OpenRLHF abandons a /get_reward after "
             f"{OPENRLHF_CLIENT_TIMEOUT_S:g} s and retries it, so a reward (or the rule fallback) must "
-            f"come back sooner: set timeout to at most {limit:g}"
+            f"come back sooner: set reward_timeout to at most {limit:g}"
         )
     group = config.group
     if (
         group is not None
         and group.mode != "pointwise"
-        and group_window_s + group.deadline + config.timeout > limit
+        and group_window_s + group.deadline + config.reward_timeout > limit
     ):
         raise JudgeConfigError(
-            f"group window {group_window_s:g} s + group.deadline {group.deadline:g} s + timeout "
-            f"{config.timeout:g} s: a group's rewards come back within all three, and OpenRLHF abandons a "
+            f"group window {group_window_s:g} s + group.deadline {group.deadline:g} s + reward_timeout "
+            f"{config.reward_timeout:g} s: a group's rewards come back within all three, and OpenRLHF abandons a "
             f"/get_reward after {OPENRLHF_CLIENT_TIMEOUT_S:g} s: make them add up to at most {limit:g}"
         )
     return config
@@ -192,7 +192,7 @@ def create_app(
     ``group_size`` (samples per prompt), a prompt's samples are collected across requests for up
     to ``group_window`` seconds and judged as one group.
 
-    A config whose ``timeout`` (with a comparing ``group:``, plus ``group.deadline`` and the
+    A config whose ``reward_timeout`` (with a comparing ``group:``, plus ``group.deadline`` and the
     window) leaves no margin below OpenRLHF's wait raises ``JudgeConfigError``.
     """
     if group_size is not None and group_size < 1:

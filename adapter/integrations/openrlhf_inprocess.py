@@ -16,7 +16,7 @@ The adapter is built on first use from the YAML named by ``JUDGE_REWARD_CONFIG``
 tensors ``rewards``, ``scores`` and ``extra_logs`` (``openrlhf_protocol`` lists its keys).
 
 No HTTP, so no 180 s limit and no retries by OpenRLHF: a reward comes back within the config's
-``timeout``. With ``fallback_to_rule: false`` a reward the judge could not give raises
+``reward_timeout``. With ``fallback_to_rule: false`` a reward the judge could not give raises
 ``JudgeError`` (logged here at warning; OpenRLHF logs it at info and leaves the sample
 without a reward, which fails the training step), never a made-up number.
 """

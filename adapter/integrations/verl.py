@@ -27,7 +27,7 @@ the group, so ``compute_score_async`` collects a group in its process (``GroupCo
 the calls of one prompt (the same ``data_source``, ``extra_info`` ``index``, ``split`` and
 ``question``, and ``ground_truth``) wait for each other, then the group is judged once with
 ``areward_group`` and each call returns its own reward. A call returns within
-``group_window`` plus the group deadline plus ``timeout``; a group of one is judged on its own.
+``group_window`` plus the group deadline plus ``reward_timeout``; a group of one is judged on its own.
 verl sends each response to a random reward worker: set ``reward.num_workers=1`` so that a
 group meets in one process (one async worker holds a whole step's calls). An item whose
 ``extra_info`` has neither ``index`` nor ``question``, and every ``compute_score`` call (run

@@ -30,7 +30,7 @@ class CascadeDecision:
 
 def rule_first(request: JudgeRequest, settings: RuleSettings) -> CascadeDecision:
     """Grade by rule and say whether that is sure enough to skip the judge (may take up to
-    ``settings.math_timeout_s``: call it off any event loop)."""
+    ``settings.symbolic_timeout``: call it off any event loop)."""
     verdict = grade(request.prompt, request.completion, request.answer, request.answer_type, settings)
     kind = request.answer_type or infer_answer_type(request.answer.strip())
     sure_match = verdict.reason == "match" and verdict.reward == 1.0

@@ -67,8 +67,8 @@ class RuleFallback:
                 settings.unsure_reward, "rule_fallback", f"rule fallback ({err.reason}): {explanation}",
                 err.reason, str(err),
             )  # fmt: skip
-        if time_left_s is not None and time_left_s < settings.math_timeout_s:
-            settings = settings.model_copy(update={"math_timeout_s": max(time_left_s, MIN_RULE_TIME_S)})
+        if time_left_s is not None and time_left_s < settings.symbolic_timeout:
+            settings = settings.model_copy(update={"symbolic_timeout": max(time_left_s, MIN_RULE_TIME_S)})
         try:
             graded = grade(request.prompt, request.completion, request.answer, request.answer_type, settings)
             reward, explanation = graded.reward, graded.explanation

@@ -74,7 +74,7 @@ def _grade_number(completion: str, answer: str, settings: RuleSettings) -> RuleV
     if parse_number(answer) is not None and parse_number(pred) is not None:
         return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
     # "2^3", "\sqrt{4}" or a reference like "2\sqrt{3}": sympy decides.
-    return _symbolic_verdict(answer, pred, settings, settings.math_timeout_s)
+    return _symbolic_verdict(answer, pred, settings, settings.symbolic_timeout)
 
 
 def _undecided(err: SymbolicTimeout | TooCostly, pred: str | None, settings: RuleSettings) -> RuleVerdict:
@@ -83,7 +83,7 @@ def _undecided(err: SymbolicTimeout | TooCostly, pred: str | None, settings: Rul
         verdict = _verdict(0.0, "too_costly", str(err), pred)
     else:
         verdict = _verdict(
-            0.0, "timeout", f"symbolic checks took longer than {settings.math_timeout_s:.2g} s", pred
+            0.0, "timeout", f"symbolic checks took longer than {settings.symbolic_timeout:.2g} s", pred
         )
     logger.info("rule reward: %s (reward 0)", verdict.explanation)
     return verdict
@@ -102,15 +102,15 @@ def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings, timeout_s:
 def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
     """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
     plain text, or when it finds nothing: our final-answer span. Both checks share one
-    ``math_timeout_s``."""
-    deadline = time.monotonic() + settings.math_timeout_s
+    ``symbolic_timeout``."""
+    deadline = time.monotonic() + settings.symbolic_timeout
     pred = anchored_answer(completion) or trailing_expression(completion)
     if pred is not None and numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
         return _verdict(1.0, "match", f"{pred} equals {answer} as a number", pred)
     latex = any(mark in completion for mark in ("$", "\\(", "\\[")) or completion.count("\\boxed") > 1
     if latex:
         try:
-            equal = completion_matches(answer, completion, settings.math_timeout_s)
+            equal = completion_matches(answer, completion, settings.symbolic_timeout)
         except (SymbolicTimeout, TooCostly) as err:
             return _undecided(err, pred, settings)
         if equal is not None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from judge_vllm.renamed_keys import rename_deprecated_keys
 
 __all__ = ["RuleSettings", "RuleVerdict"]
 
@@ -11,6 +16,7 @@ class RuleSettings(BaseModel):
     """Tolerances and bounds of the rule reward."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    RENAMED_KEYS: ClassVar[Mapping[str, str]] = {"math_timeout_s": "symbolic_timeout"}
 
     rel_tol: float = Field(
         default=1e-4,
@@ -22,7 +28,7 @@ class RuleSettings(BaseModel):
         ),
     )
     abs_tol: float = Field(default=1e-8, ge=0.0, le=1.0, description="absolute tolerance for NUMBER")
-    math_timeout_s: float = Field(
+    symbolic_timeout: float = Field(
         default=2.0, gt=0.0, le=60.0, description="bound on the symbolic checks of one completion"
     )
     unsure_reward: float = Field(
@@ -37,6 +43,11 @@ class RuleSettings(BaseModel):
         le=1_000_000,
         description="longer completions are cut to their end before parsing",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        return rename_deprecated_keys(data, cls.RENAMED_KEYS, "rules")
 
 
 class RuleVerdict(BaseModel):

@@ -14,8 +14,8 @@ from judge_vllm.testing.fake_backend import FakeBackend
 
 
 def _system(backend, tmp_path, **overrides):
-    config = {"use_cache": False, "batch_timeout": 0.01, "timeout": 5, "cache_dir": str(tmp_path / "c"),
-              "circuit_breaker_threshold": 2, "circuit_breaker_timeout": 60, **overrides}  # fmt: skip
+    config = {"use_cache": False, "batch_wait": 0.01, "reward_timeout": 5, "cache_dir": str(tmp_path / "c"),
+              "circuit_breaker_threshold": 2, "circuit_breaker_cooldown": 60, **overrides}  # fmt: skip
     return JudgeRewardSystem(config, backend=backend)
 
 

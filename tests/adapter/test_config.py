@@ -17,16 +17,16 @@ def _clean_env(monkeypatch):
 def test_the_seed_example_config_loads():
     config = load_reward_config(REPO_CONFIG)
     assert config.judge_url == "http://localhost:8888"
-    assert config.max_batch_size == 16 and config.batch_timeout == 0.05
+    assert config.max_batch_size == 16 and config.batch_wait == 0.05
     assert config.api_key is None and config.model is None
 
 
 def test_env_interpolation_and_defaults(monkeypatch, tmp_path):
     monkeypatch.setenv("MY_URL", "http://judge:9000")
     path = tmp_path / "r.yaml"
-    path.write_text("judge_url: ${MY_URL}\ntimeout: ${MY_TIMEOUT:-12.5}\n")
+    path.write_text("judge_url: ${MY_URL}\nreward_timeout: ${MY_TIMEOUT:-12.5}\n")
     config = load_reward_config(path)
-    assert config.judge_url == "http://judge:9000" and config.timeout == 12.5
+    assert config.judge_url == "http://judge:9000" and config.reward_timeout == 12.5
 
 
 def test_env_overrides_win(monkeypatch):
@@ -46,8 +46,8 @@ def test_env_overrides_win(monkeypatch):
 
 
 def test_nested_and_flat_dicts():
-    nested = RewardConfig.from_any({"reward": {"type": "judge_model", "config": {"timeout": 5}}})
-    flat = RewardConfig.from_any({"timeout": 5})
+    nested = RewardConfig.from_any({"reward": {"type": "judge_model", "config": {"reward_timeout": 5}}})
+    flat = RewardConfig.from_any({"reward_timeout": 5})
     assert nested == flat
 
 
@@ -56,7 +56,7 @@ def test_nested_and_flat_dicts():
     [
         ({"max_batch_sise": 4}, "unknown key 'max_batch_sise'; allowed keys: judge_url"),
         ({"max_batch_size": 0}, "max_batch_size: Input should be greater than or equal to 1"),
-        ({"timeout": -1}, "timeout: Input should be greater than 0"),
+        ({"reward_timeout": -1}, "reward_timeout: Input should be greater than 0"),
         ({"mode": "slow"}, "mode: Input should be 'verdict' or 'fast'"),
         ({"judge_url": "localhost:8888"}, "judge_url: Value error, must start with http://"),
         ({"reward": {"type": "rule", "config": {}}}, "reward.type is 'rule'"),
@@ -100,7 +100,7 @@ def test_client_settings_are_declared_once_with_one_default():
 
     assert set(JudgeClientConfig.model_fields) <= set(RewardConfig.model_fields)
     assert RewardConfig().mode == JudgeClientConfig().mode
-    given = {"mode": "verdict", "timeout": 12.0, "request_timeout": 2.0, "max_retries": 1, "aspects": True,
+    given = {"mode": "verdict", "judge_timeout": 12.0, "request_timeout": 2.0, "max_retries": 1, "aspects": True,
              "max_explanation_chars": 64, "temperature": 0.5, "seed": 7, "use_batch_endpoint": False}  # fmt: skip
     client = RewardConfig(**given).client_config()
     assert {name: getattr(client, name) for name in given} == given
@@ -108,8 +108,8 @@ def test_client_settings_are_declared_once_with_one_default():
 
 def test_dict_configs_get_env_interpolation(monkeypatch):
     monkeypatch.setenv("MY_JUDGE", "http://judge:9000")
-    config = RewardConfig.from_any({"judge_url": "${MY_JUDGE}", "timeout": "${MY_TIMEOUT:-7}"})
-    assert config.judge_url == "http://judge:9000" and config.timeout == 7.0
+    config = RewardConfig.from_any({"judge_url": "${MY_JUDGE}", "reward_timeout": "${MY_TIMEOUT:-7}"})
+    assert config.judge_url == "http://judge:9000" and config.reward_timeout == 7.0
     nested = RewardConfig.from_any({"reward": {"type": "judge_model", "config": {"judge_url": "${MY_JUDGE}"}}})
     assert nested.judge_url == "http://judge:9000"
 
@@ -151,7 +151,7 @@ def test_the_seeds_multi_critique_example_reaches_each_url(monkeypatch, tmp_path
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"reward": {"type": "judge_model", "config": {}, "timeout": 5}}, "unknown key.*'timeout' beside"),
+        ({"reward": {"type": "judge_model", "config": {}, "reward_timeout": 5}}, "unknown key.*'reward_timeout' beside"),
         ({"reward": {"config": {}}, "judge_url": "http://x:1"}, "unknown key.*'judge_url' beside 'reward'"),
         ({"judge_urls": ["ftp://x", "http://ok:1"]}, r"judge_urls: Value error, entry 0 \('ftp://x'\) must start with http"),
         ({"judge_urls": []}, "judge_urls: Value error, list at least one"),
@@ -169,3 +169,65 @@ def test_every_shipped_config_loads(path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     config = RewardConfig.from_any(path)
     assert config.judge_profile().name == config.profile.rstrip("/").split("/")[-1]
+
+
+SEED_CONFIG = """\
+reward:
+  type: judge_model
+  config:
+    judge_url: http://localhost:8888
+    use_cache: true
+    cache_size: 5000
+    max_batch_size: 16
+    batch_timeout: 0.05
+    max_concurrent_requests: 32
+    timeout: 30.0
+    fallback_to_rule: true
+    max_retries: 3
+"""
+
+
+def test_the_seed_guides_old_timeout_keys_still_load_with_a_warning_naming_the_new_ones(tmp_path):
+    path = tmp_path / "seed.yaml"
+    path.write_text(SEED_CONFIG)
+    with pytest.warns(FutureWarning) as warned:
+        old = load_reward_config(path)
+    said = " ".join(str(w.message) for w in warned)
+    assert "'timeout' is now 'reward_timeout'" in said and "'batch_timeout' is now 'batch_wait'" in said
+    new = SEED_CONFIG.replace("batch_timeout:", "batch_wait:").replace("timeout: 30", "reward_timeout: 30")
+    path.write_text(new)
+    assert load_reward_config(path) == old and old.reward_timeout == 30.0 and old.batch_wait == 0.05
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "read"),
+    [
+        ({"timeout": 12}, {"reward_timeout": 12}, lambda c: c.reward_timeout),
+        ({"batch_timeout": 0.2}, {"batch_wait": 0.2}, lambda c: c.batch_wait),
+        ({"circuit_breaker_timeout": 9}, {"circuit_breaker_cooldown": 9}, lambda c: c.circuit_breaker_cooldown),
+        ({"rules": {"math_timeout_s": 1.5}}, {"rules": {"symbolic_timeout": 1.5}}, lambda c: c.rules.symbolic_timeout),
+    ],
+)
+def test_each_renamed_key_is_its_new_name_with_a_future_warning(old, new, read):
+    with pytest.warns(FutureWarning, match="is now"):
+        renamed = RewardConfig.from_any(old)
+    assert renamed == RewardConfig.from_any(new) and read(renamed) == read(RewardConfig.from_any(new))
+
+
+def test_a_key_given_under_both_names_is_an_error():
+    with pytest.raises(JudgeConfigError, match="give reward_timeout only"):
+        RewardConfig.from_any({"timeout": 5, "reward_timeout": 6})
+
+
+def test_the_judge_client_reads_timeout_as_judge_timeout():
+    from judge_vllm.settings import JudgeClientConfig
+
+    with pytest.warns(FutureWarning, match="'timeout' is now 'judge_timeout'"):
+        assert JudgeClientConfig(timeout=7).judge_timeout == 7.0
+
+
+def test_judge_timeout_defaults_to_the_reward_timeout_and_may_not_exceed_it():
+    assert RewardConfig.from_any({"reward_timeout": 90}).judge_timeout == 90.0
+    assert RewardConfig.from_any({"reward_timeout": 90, "judge_timeout": 20}).judge_timeout == 20.0
+    with pytest.raises(JudgeConfigError, match=r"judge_timeout \(40.0 s.* must not exceed reward_timeout \(30.0 s"):
+        RewardConfig.from_any({"judge_timeout": 40})

@@ -11,7 +11,7 @@ from judge_vllm.testing.fake_server import FaultPlan
 
 
 def _system(url, tmp_path, **overrides):
-    config = {"judge_url": url, "cache_dir": str(tmp_path / "cache"), "batch_timeout": 0.01, **overrides}
+    config = {"judge_url": url, "cache_dir": str(tmp_path / "cache"), "batch_wait": 0.01, **overrides}
     return JudgeRewardSystem(config)
 
 

@@ -26,9 +26,9 @@ def _system(servers, tmp_path, **overrides):
         "judge_replicas": [s.url for s in servers],
         "cache_dir": str(tmp_path / "cache"),
         "use_cache": False,
-        "batch_timeout": 0.01,
-        "timeout": 10,
-        "circuit_breaker_timeout": 0.5,
+        "batch_wait": 0.01,
+        "reward_timeout": 10,
+        "circuit_breaker_cooldown": 0.5,
         **overrides,
     }
     return JudgeRewardSystem(config)
@@ -153,7 +153,7 @@ def test_an_ensemble_of_one_model_on_every_server_points_at_judge_replicas(repli
     config = {
         "judge_urls": [s.url for s in replicas[:2]],
         "cache_dir": str(tmp_path / "c"),
-        "batch_timeout": 0.01,
+        "batch_wait": 0.01,
     }
     with caplog.at_level(logging.WARNING, logger="JudgeReward"), create_judge_reward(config) as judge:
         judge.reward("q", "The answer is 4", "4")
@@ -170,7 +170,7 @@ def _judged_by(servers):
 
 def test_a_replica_answering_garbage_is_ejected_and_its_items_are_judged_elsewhere(replicas, tmp_path):
     replicas[0].set_plan(FaultPlan(garbage_rate=1.0))
-    with _system(replicas, tmp_path, circuit_breaker_threshold=2, circuit_breaker_timeout=60) as rs:
+    with _system(replicas, tmp_path, circuit_breaker_threshold=2, circuit_breaker_cooldown=60) as rs:
         results = [r for n in range(6) for r in rs.reward_batch(_groups(8, 2, tag=f"round {n} "))]
         snapshot = rs.get_metrics()["replicas"][replicas[0].url]
     assert {r["source"] for r in results} == {"judge"}  # every garbage reply failed over
@@ -179,7 +179,7 @@ def test_a_replica_answering_garbage_is_ejected_and_its_items_are_judged_elsewhe
 
 def test_a_slow_replica_is_ejected_and_the_rest_carry_the_load(replicas, tmp_path):
     replicas[2].set_plan(FaultPlan(latency_s=0.4))
-    with _system(replicas, tmp_path, circuit_breaker_timeout=60) as rs:
+    with _system(replicas, tmp_path, circuit_breaker_cooldown=60) as rs:
         for n in range(8):
             rs.reward_batch(_groups(6, 1, tag=f"warm {n} "))
         ejected = rs.get_metrics()["replicas"][replicas[2].url]
@@ -194,7 +194,7 @@ def test_a_slow_replica_is_ejected_and_the_rest_carry_the_load(replicas, tmp_pat
 def test_when_the_only_usable_replica_dies_its_items_go_to_the_ejected_one(tmp_path):
     fast, slow = FakeJudgeServer().start(), FakeJudgeServer(FaultPlan(latency_s=0.4)).start()
     try:
-        with _system([fast, slow], tmp_path, circuit_breaker_timeout=60) as rs:
+        with _system([fast, slow], tmp_path, circuit_breaker_cooldown=60) as rs:
             for n in range(8):
                 rs.reward_batch(_groups(6, 1, tag=f"warm {n} "))
             assert rs.get_metrics()["replicas"][slow.url]["ejected_for"].startswith("slow")
@@ -219,7 +219,7 @@ def test_a_replica_that_asks_to_retry_later_is_left_alone_until_then(replicas, t
 
 def test_the_last_usable_replica_is_never_ejected(tmp_path):
     slow, also_slow = FakeJudgeServer(FaultPlan(latency_s=0.3)), FakeJudgeServer(FaultPlan(latency_s=0.3))
-    with slow, also_slow, _system([slow, also_slow], tmp_path, circuit_breaker_timeout=60) as rs:
+    with slow, also_slow, _system([slow, also_slow], tmp_path, circuit_breaker_cooldown=60) as rs:
         results = [r for n in range(8) for r in rs.reward_batch(_groups(4, 1, tag=f"round {n} "))]
         metrics = rs.get_metrics()["replicas"]
     assert {r["source"] for r in results} == {"judge"}

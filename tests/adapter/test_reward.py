@@ -22,9 +22,9 @@ def _system(url, tmp_path, **overrides):
     config = {
         "judge_url": url,
         "cache_dir": str(tmp_path / "cache"),
-        "timeout": 5.0,
+        "reward_timeout": 5.0,
         "max_retries": 1,
-        "batch_timeout": 0.01,
+        "batch_wait": 0.01,
         **overrides,
     }
     return JudgeRewardSystem(config)
@@ -51,7 +51,7 @@ def test_reward_has_the_documented_keys(fake_judge, tmp_path):
 
 def test_batch_is_in_order_batched_and_then_cached(fake_judge, tmp_path):
     items = _items(40)
-    with _system(fake_judge.url, tmp_path, max_batch_size=16, batch_timeout=0.05) as rs:
+    with _system(fake_judge.url, tmp_path, max_batch_size=16, batch_wait=0.05) as rs:
         first = rs.reward_batch(items)
         second = rs.reward_batch(items)
         metrics = rs.get_metrics()
@@ -98,7 +98,7 @@ def test_fallback_off_returns_none_and_the_error(fake_judge, tmp_path):
 
 def test_hang_returns_within_timeout(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(hang_rate=1.0))
-    with _system(fake_judge.url, tmp_path, timeout=1.0, max_retries=0) as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=1.0, max_retries=0) as rs:
         started = time.monotonic()
         results = rs.reward_batch(_items(8))
         elapsed = time.monotonic() - started
@@ -121,7 +121,7 @@ def test_breaker_opens_probes_once_and_closes_when_the_server_is_back(fake_judge
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
     config = {
         "circuit_breaker_threshold": 3,
-        "circuit_breaker_timeout": 0.5,
+        "circuit_breaker_cooldown": 0.5,
         "max_retries": 0,
         "max_batch_size": 1,
     }
@@ -144,7 +144,7 @@ def test_breaker_opens_probes_once_and_closes_when_the_server_is_back(fake_judge
 def test_queue_full_falls_back_with_the_reason(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(latency_s=0.3))
     config = {"max_queue_size": 2, "max_concurrent_requests": 1, "max_batch_size": 1}
-    with _system(fake_judge.url, tmp_path, timeout=60.0, **config) as rs:  # a busy machine: no timeouts
+    with _system(fake_judge.url, tmp_path, reward_timeout=60.0, **config) as rs:  # a busy machine: no timeouts
         results = rs.reward_batch(_items(12))
     reasons = {r["reason"] for r in results if r["source"] == "rule_fallback"}
     assert reasons == {"Request queue full"}
@@ -156,7 +156,7 @@ def test_server_killed_mid_run_nothing_lost(tmp_path):
     port = server.port
     items = _items(300, "kill")
     results = []
-    with _system(server.url, tmp_path, timeout=2.0, max_retries=1, circuit_breaker_timeout=0.2) as rs:
+    with _system(server.url, tmp_path, reward_timeout=2.0, max_retries=1, circuit_breaker_cooldown=0.2) as rs:
 
         def run():
             for chunk in range(0, 300, 30):
@@ -293,8 +293,8 @@ def test_aggregate_scores(how, scores, expected):
 def test_one_failed_batch_is_one_breaker_failure(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(script=["error"]))
     # One batch: the batcher waits up to 2 s for 64 items, far longer than 32 take to arrive.
-    config = {"circuit_breaker_threshold": 2, "max_retries": 0, "max_batch_size": 64, "batch_timeout": 2.0}
-    with _system(fake_judge.url, tmp_path, timeout=60.0, **config) as rs:
+    config = {"circuit_breaker_threshold": 2, "max_retries": 0, "max_batch_size": 64, "batch_wait": 2.0}
+    with _system(fake_judge.url, tmp_path, reward_timeout=60.0, **config) as rs:
         results = rs.reward_batch(_items(32))
         state = rs.get_metrics()["circuit_breaker"]
     assert {r["reason"] for r in results} == {"Judge unavailable"}
@@ -303,7 +303,7 @@ def test_one_failed_batch_is_one_breaker_failure(fake_judge, tmp_path):
 
 def test_canary_probes_measure_the_judges_false_positive_rate(fake_judge, tmp_path):
     # The fake judge rewards a response containing the reference "42"; no canary contains it.
-    with _system(fake_judge.url, tmp_path, timeout=60.0) as rs:  # a busy machine: no probe times out
+    with _system(fake_judge.url, tmp_path, reward_timeout=60.0) as rs:  # a busy machine: no probe times out
         assert rs.probe_canaries() == 0.0
         canary = rs.get_metrics()["canary"]
     assert canary["rounds"] == 1 and canary["probes"] == 8 and canary["false_positive_rate"] == 0.0

@@ -102,7 +102,7 @@ def test_failed_rewards_without_fallback_are_no_value(fake_judge, tmp_path):
 
 
 def test_canary_rate_sits_next_to_the_distribution(fake_judge, tmp_path):
-    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "timeout": 60.0}
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "reward_timeout": 60.0}
     with JudgeRewardSystem(config) as rs:
         rs.probe_canaries()
         metrics = rs.get_metrics()

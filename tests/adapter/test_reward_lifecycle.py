@@ -18,7 +18,7 @@ SURROGATE = "The answer is 4 \ud800"
 
 
 def _system(url, tmp_path, **overrides):
-    config = {"judge_url": url, "cache_dir": str(tmp_path / "cache"), "batch_timeout": 0.01, **overrides}
+    config = {"judge_url": url, "cache_dir": str(tmp_path / "cache"), "batch_wait": 0.01, **overrides}
     return JudgeRewardSystem(config)
 
 
@@ -47,7 +47,7 @@ def test_bad_input_never_opens_the_breaker(fake_judge, tmp_path):
 
 def test_a_waiter_gets_the_result_when_the_request_it_joined_is_cancelled(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(latency_s=1.0))
-    with _system(fake_judge.url, tmp_path, timeout=5.0) as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=5.0) as rs:
 
         async def run():
             first = asyncio.ensure_future(rs.areward("q", "The answer is 4", "4", "NUMBER"))
@@ -65,7 +65,7 @@ def test_a_waiter_gets_the_result_when_the_request_it_joined_is_cancelled(fake_j
 
 def test_close_during_an_in_flight_reward_returns_that_reward(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(latency_s=1.0))
-    rs = _system(fake_judge.url, tmp_path, timeout=10.0)
+    rs = _system(fake_judge.url, tmp_path, reward_timeout=10.0)
     outcomes: list[object] = []
 
     def call():
@@ -84,7 +84,7 @@ def test_close_during_an_in_flight_reward_returns_that_reward(fake_judge, tmp_pa
 
 
 def test_rewards_work_in_a_forked_child(fake_judge, tmp_path):
-    rs = _system(fake_judge.url, tmp_path, timeout=5.0)
+    rs = _system(fake_judge.url, tmp_path, reward_timeout=5.0)
     assert rs.reward("q", "The answer is 1", "1", "NUMBER")["source"] == "judge"
     read_end, write_end = os.pipe()
     pid = os.fork()

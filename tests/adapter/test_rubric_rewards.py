@@ -13,7 +13,7 @@ RESPONSE = "Drink water, rest, and see a doctor if the fever lasts."
 
 
 def _system(tmp_path, backend=None, **overrides):
-    config = {"use_cache": False, "batch_timeout": 0.01, "timeout": 5, "cache_dir": str(tmp_path / "c"), **overrides}
+    config = {"use_cache": False, "batch_wait": 0.01, "reward_timeout": 5, "cache_dir": str(tmp_path / "c"), **overrides}
     return JudgeRewardSystem(config, backend=backend or FakeBackend())
 
 

@@ -1,4 +1,4 @@
-"""``timeout`` bounds the whole reward call; ``request_timeout`` one HTTP attempt."""
+"""``reward_timeout`` bounds the whole reward call; ``request_timeout`` one HTTP attempt."""
 
 import time
 
@@ -10,13 +10,13 @@ from judge_vllm.testing.fake_server import FaultPlan
 
 
 def _system(url, tmp_path, **overrides):
-    config = {"judge_url": url, "cache_dir": str(tmp_path / "cache"), "batch_timeout": 0.0, **overrides}
+    config = {"judge_url": url, "cache_dir": str(tmp_path / "cache"), "batch_wait": 0.0, **overrides}
     return JudgeRewardSystem(config)
 
 
 def test_a_hung_attempt_is_retried_within_the_reward_timeout(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(script=["hang", "ok"]))
-    with _system(fake_judge.url, tmp_path, timeout=8.0, request_timeout=1.0, max_retries=2) as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=8.0, request_timeout=1.0, max_retries=2) as rs:
         started = time.monotonic()
         result = rs.reward("What is 2+2?", "The answer is 4.", "4", "NUMBER")
         elapsed = time.monotonic() - started
@@ -26,18 +26,18 @@ def test_a_hung_attempt_is_retried_within_the_reward_timeout(fake_judge, tmp_pat
 
 
 def test_request_timeout_defaults_to_a_third_of_timeout():
-    assert RewardConfig(timeout=9.0).attempt_timeout_s == pytest.approx(3.0)
-    assert RewardConfig(timeout=9.0, request_timeout=2.0).attempt_timeout_s == 2.0
+    assert RewardConfig(reward_timeout=9.0).attempt_timeout_s == pytest.approx(3.0)
+    assert RewardConfig(reward_timeout=9.0, request_timeout=2.0).attempt_timeout_s == 2.0
 
 
 def test_request_timeout_longer_than_timeout_is_a_config_error():
-    with pytest.raises(JudgeConfigError, match=r"request_timeout .* must not exceed timeout"):
-        RewardConfig.from_any({"timeout": 5, "request_timeout": 6})
+    with pytest.raises(JudgeConfigError, match=r"request_timeout .* must not exceed judge_timeout"):
+        RewardConfig.from_any({"reward_timeout": 5, "request_timeout": 6})
 
 
 def test_every_reward_returns_within_timeout_when_every_attempt_hangs(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(hang_rate=1.0))
-    with _system(fake_judge.url, tmp_path, timeout=2.0, max_retries=3) as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=2.0, max_retries=3) as rs:
         started = time.monotonic()
         result = rs.reward("q", "The answer is 3", "3", "NUMBER")
         elapsed = time.monotonic() - started
@@ -47,7 +47,7 @@ def test_every_reward_returns_within_timeout_when_every_attempt_hangs(fake_judge
 
 def test_retry_after_is_honoured_within_the_budget(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=1.5))
-    with _system(fake_judge.url, tmp_path, timeout=10.0, max_retries=1) as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=10.0, max_retries=1) as rs:
         started = time.monotonic()
         result = rs.reward("q", "The answer is 4.", "4", "NUMBER")
         elapsed = time.monotonic() - started
@@ -57,7 +57,7 @@ def test_retry_after_is_honoured_within_the_budget(fake_judge, tmp_path):
 
 def test_a_retry_after_past_the_timeout_falls_back_at_once(fake_judge, tmp_path):
     fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=30.0))
-    with _system(fake_judge.url, tmp_path, timeout=5.0, max_retries=3) as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=5.0, max_retries=3) as rs:
         started = time.monotonic()
         result = rs.reward("q", "The answer is 4.", "4", "NUMBER")
         elapsed = time.monotonic() - started
@@ -77,7 +77,7 @@ def test_hostile_text_with_a_failing_judge_still_returns_within_timeout(
     fake_judge, tmp_path, completion, answer
 ):
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
-    with _system(fake_judge.url, tmp_path, timeout=3.0, max_retries=0) as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=3.0, max_retries=0) as rs:
         started = time.monotonic()
         result = rs.reward("q", completion, answer, "MATH_EXPRESSIONS")
         elapsed = time.monotonic() - started
@@ -85,7 +85,7 @@ def test_hostile_text_with_a_failing_judge_still_returns_within_timeout(
     assert elapsed < 3.0 + 1.0
 
 
-# A claim whose symbolic check takes the rules' whole math_timeout_s (2 s) on any machine.
+# A claim whose symbolic check takes the rules' whole symbolic_timeout (2 s) on any machine.
 SLOW_CLAIM = "The answer is $" + "+".join(f"\\sin(x)^{{{i}}}\\cos(x)^{{{60 - i}}}" for i in range(1, 40)) + "$"
 
 
@@ -95,7 +95,7 @@ def test_a_timeout_below_the_symbolic_budget_is_honoured(fake_judge, tmp_path, t
     """The symbolic check is paid inside the timeout, once: the cascade's rules get a share of the
     judge's budget and the fallback what is left (before: 3.9 s and 5.5 s for timeout 1)."""
     fake_judge.set_plan(FaultPlan(hang_rate=1.0))
-    with _system(fake_judge.url, tmp_path, timeout=timeout, strategy=strategy, model="fake-judge") as rs:
+    with _system(fake_judge.url, tmp_path, reward_timeout=timeout, strategy=strategy, model="fake-judge") as rs:
         started = time.monotonic()
         result = rs.reward("Simplify", SLOW_CLAIM, "\\sin(x)", "MATH_EXPRESSIONS")
         elapsed = time.monotonic() - started

@@ -35,7 +35,7 @@ def spans() -> Iterator[InMemorySpanExporter]:
 
 def _traced(url: str, tmp_path, **overrides: object) -> JudgeRewardSystem:
     """A reward system with tracing on; one batch window long enough for ``ITEMS``."""
-    settings = {"max_retries": 0, "batch_timeout": 0.5, "tracing": True, **overrides}
+    settings = {"max_retries": 0, "batch_wait": 0.5, "tracing": True, **overrides}
     return JudgeRewardSystem({"judge_url": url, "cache_dir": str(tmp_path / "cache"), **settings})
 
 

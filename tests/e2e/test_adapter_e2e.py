@@ -13,7 +13,7 @@ def _config(url: str, tmp_path) -> dict:
         "judge_url": url,
         "mode": "verdict",  # the default (fast) has its own test below
         "cache_dir": str(tmp_path / "cache"),
-        "timeout": 600,
+        "reward_timeout": 600,
         "max_batch_size": 32,
         "max_explanation_chars": 32,
         "fallback_to_rule": False,  # a judge failure must show, not hide behind the rules

@@ -25,7 +25,7 @@ MODES = [
 
 @pytest.mark.parametrize(("group", "asked"), MODES, ids=["all_pairs", "round_robin", "anchor", "listwise"])
 def test_a_group_of_four_gets_four_rewards_from_the_real_judge(judge_url, tmp_path, group, asked):
-    config = {"judge_url": judge_url, "cache_dir": str(tmp_path / "c"), "timeout": 120, "group": group}
+    config = {"judge_url": judge_url, "cache_dir": str(tmp_path / "c"), "reward_timeout": 120, "group": group}
     items = [{"prompt": QUESTION, "completion": c, "answer": "Paris"} for c in GROUP]
     with JudgeRewardSystem(config) as rs:
         results = rs.reward_group(items)

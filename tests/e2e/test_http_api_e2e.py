@@ -69,7 +69,7 @@ GROUP = [
 
 def test_judge_group_and_rubric_items_through_the_real_judge(judge_url, tmp_path):
     # a long group deadline: 12 comparisons on a busy CPU judge
-    config = {**_config(judge_url, tmp_path), "timeout": 120, "group": {"mode": "pairwise", "deadline": 300}}
+    config = {**_config(judge_url, tmp_path), "reward_timeout": 120, "group": {"mode": "pairwise", "deadline": 300}}
     app = create_app(config, api_key=KEY)
     headers = {"Authorization": f"Bearer {KEY}"}
     members = [

@@ -46,7 +46,7 @@ async def test_every_answer_type_yields_a_valid_verdict(judge_url, answer_type, 
 async def test_32_concurrent_calls_all_return_valid_verdicts(judge_url):
     types = list(CASES)
     requests = [_request(types[i % len(types)]) for i in range(32)]
-    config = JudgeClientConfig(judge_url=judge_url, timeout=300, max_explanation_chars=40)
+    config = JudgeClientConfig(judge_url=judge_url, judge_timeout=300, max_explanation_chars=40)
     async with JudgeClient(config) as client:
         results = await asyncio.gather(*(client.judge(r) for r in requests))
     assert len(results) == 32 and all(isinstance(v, Verdict) for v in results)
@@ -56,7 +56,7 @@ async def test_32_concurrent_calls_all_return_valid_verdicts(judge_url):
 async def test_batch_endpoint_and_single_calls_both_work(judge_url, use_batch_endpoint):
     requests = [_request(t) for t in CASES]
     config = JudgeClientConfig(
-        judge_url=judge_url, mode="fast", use_batch_endpoint=use_batch_endpoint, timeout=120
+        judge_url=judge_url, mode="fast", use_batch_endpoint=use_batch_endpoint, judge_timeout=120
     )
     async with JudgeClient(config) as client:
         results = await client.judge_many(requests)

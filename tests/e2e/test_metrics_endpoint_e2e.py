@@ -27,7 +27,7 @@ def _reward_samples(url: str) -> dict[str, float]:
 
 def test_the_trainer_process_serves_the_reward_series_during_training(judge_url, tmp_path, trl_helpers):
     # fallback off: a judge failure would show as None, not as a rule reward in the histogram.
-    config = trl_helpers._config(judge_url, tmp_path, timeout=600, fallback_to_rule=False, metrics_port=0)
+    config = trl_helpers._config(judge_url, tmp_path, reward_timeout=600, fallback_to_rule=False, metrics_port=0)
     func = judge_reward_func(config)
     system = func.reward_system
     url = system.metrics_endpoint.url

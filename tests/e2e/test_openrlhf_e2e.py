@@ -43,7 +43,7 @@ def test_openrlhfs_client_gets_rewards_from_the_real_judge(judge_url, tmp_path, 
         [{"role": "user", "content": "{question}"}], tokenize=False, add_generation_prompt=True
     )
     # a judge failure must show as a missing reward, not hide behind the rules
-    config = helpers.write_config(tmp_path / "openrlhf.yaml", judge_url, timeout=120, fallback_to_rule=False)
+    config = helpers.write_config(tmp_path / "openrlhf.yaml", judge_url, reward_timeout=120, fallback_to_rule=False)
     if way == "openrlhf-rm":
         with helpers.openrlhf_rm_cli(config) as url:
             outputs = helpers.rollouts(agent.SingleTurnAgentExecutor(url), SAMPLES, template, tokenizer)

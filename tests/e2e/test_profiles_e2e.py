@@ -30,7 +30,7 @@ def _config(judge_url, profile, **extra):
     return JudgeClientConfig(
         judge_url=judge_url,
         profile=profile,
-        timeout=300,
+        judge_timeout=300,
         max_tokens=MAX_TOKENS.get(profile),
         score_rubric=RUBRIC if profile == "prometheus" else None,
         **extra,
@@ -89,7 +89,7 @@ async def test_chain_of_thought_replies_reach_their_verdict_within_a_small_budge
 
 def test_cascade_through_the_facade_with_a_verifier_profile(judge_url, tmp_path):
     config = {"judge_url": judge_url, "profile": "compassverifier", "strategy": "cascade",
-              "cache_dir": str(tmp_path / "c"), "timeout": 120}  # fmt: skip
+              "cache_dir": str(tmp_path / "c"), "reward_timeout": 120}  # fmt: skip
     items = [{"prompt": r.prompt, "completion": r.completion, "answer": r.answer} for r in REQUESTS]
     items.append({"prompt": "q", "completion": "<think>It is 7 or 8", "answer": "7"})
     with JudgeRewardSystem(config) as rs:

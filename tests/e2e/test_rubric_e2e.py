@@ -12,7 +12,7 @@ RUBRIC = ["Recommends drinking fluids", {"criterion": "Suggests seeing a doctor 
 
 @pytest.mark.parametrize("mode", ["fast", "verdict"])
 def test_a_rubric_item_gets_a_reward_per_criterion_from_the_real_judge(judge_url, tmp_path, mode):
-    config = {"judge_url": judge_url, "mode": mode, "cache_dir": str(tmp_path / "c"), "timeout": 120}
+    config = {"judge_url": judge_url, "mode": mode, "cache_dir": str(tmp_path / "c"), "reward_timeout": 120}
     item = {"prompt": "I have had a fever for two days. What should I do?",
             "completion": "Drink plenty of fluids, rest, and see a doctor if the fever lasts.", "rubric": RUBRIC}  # fmt: skip
     with JudgeRewardSystem(config) as rs:

@@ -48,7 +48,7 @@ def test_killed_and_restarted_server_loses_nothing(tmp_path):
     items = [{**item, "request_id": f"r{i}"} for i, item in enumerate(mixed_items(TOTAL))]
     config = {
         "judge_url": f"http://127.0.0.1:{port}", "mode": "fast", "cache_dir": str(tmp_path / "cache"),
-        "timeout": 90, "max_retries": 1, "circuit_breaker_threshold": 3, "circuit_breaker_timeout": 2,
+        "reward_timeout": 90, "max_retries": 1, "circuit_breaker_threshold": 3, "circuit_breaker_cooldown": 2,
     }  # fmt: skip
     results: list[dict] = []
     killed, restarted = threading.Event(), threading.Event()

@@ -21,7 +21,7 @@ def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path, trl_helpers):
         "judge_url": judge_url,
         "mode": "fast",
         "cache_dir": str(tmp_path / "cache"),
-        "timeout": 600,
+        "reward_timeout": 600,
         "fallback_to_rule": False,  # a judge failure must show as None, not hide behind the rules
     }
     func = judge_reward_func(config)
@@ -48,7 +48,7 @@ def test_grpo_trainer_compares_each_prompts_generations_with_the_real_judge(judg
     config = {
         "judge_url": judge_url,
         "cache_dir": str(tmp_path / "cache"),
-        "timeout": 600,
+        "reward_timeout": 600,
         "fallback_to_rule": False,
         "group": {"mode": "pairwise", "deadline": 600},
     }
@@ -70,7 +70,7 @@ def test_grpo_trainer_compares_each_prompts_generations_with_the_real_judge(judg
 
 def test_a_grpo_run_writes_a_judgment_log_that_judge_eval_reads_back(judge_url, tmp_path, trl_helpers):
     log = tmp_path / "logs" / "judgments.jsonl"
-    config = {"judge_url": judge_url, "mode": "fast", "use_cache": False, "timeout": 600,
+    config = {"judge_url": judge_url, "mode": "fast", "use_cache": False, "reward_timeout": 600,
               "fallback_to_rule": False, "judgment_log_path": str(log), "judgment_log_sample_rate": 1.0}  # fmt: skip
     func = judge_reward_func(config)
     try:

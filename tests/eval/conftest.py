@@ -32,7 +32,7 @@ def _write_jsonl(path: Path, rows: list[Any]) -> Path:
 
 def _write_config(path: Path, judge_url: str, cache_dir: Path, **overrides: Any) -> Path:
     """A flat reward YAML pointing at ``judge_url``, fast mode, cache in ``cache_dir``."""
-    config = {"judge_url": judge_url, "mode": "fast", "cache_dir": str(cache_dir), "timeout": 300.0}
+    config = {"judge_url": judge_url, "mode": "fast", "cache_dir": str(cache_dir), "reward_timeout": 300.0}
     config.update(overrides)
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     return path

@@ -35,7 +35,7 @@ def test_variant_config_revalidates_the_profile():
 
 def test_compare_writes_one_row_per_variant_and_each_variants_scores(fake_judge, tmp_path, capsys):
     config = tmp_path / "reward.yaml"
-    config.write_text(f"judge_url: {fake_judge.url}\ncache_dir: {tmp_path / 'cache'}\nbatch_timeout: 0.01\n")
+    config.write_text(f"judge_url: {fake_judge.url}\ncache_dir: {tmp_path / 'cache'}\nbatch_wait: 0.01\n")
     out = tmp_path / "out"
     code = main(["--data", str(SAMPLE), "--out", str(out), "--config", str(config), "--no-progress",
                  "--limit", "40", "--profiles", "rubric,compassverifier", "--strategies", "judge,cascade"])  # fmt: skip

@@ -33,7 +33,7 @@ def test_only_groups_with_a_correct_and_an_incorrect_member_count():
 
 
 def _evaluate(preference, modes=("pointwise", "pairwise", "listwise")):
-    config = RewardConfig(timeout=5, batch_timeout=0.01)
+    config = RewardConfig(reward_timeout=5, batch_wait=0.01)
     parsed = [parse_group_mode(m, None) for m in modes]
 
     def judge(config):
@@ -92,7 +92,7 @@ def test_the_cli_exits_3_when_the_judge_did_not_judge(tmp_path, write_jsonl, cap
     ]
     data = write_jsonl(tmp_path / "d.jsonl", rows)
     config = tmp_path / "c.yaml"
-    config.write_text("judge_url: http://127.0.0.1:9\ntimeout: 1\nmax_retries: 0\n")
+    config.write_text("judge_url: http://127.0.0.1:9\nreward_timeout: 1\nmax_retries: 0\n")
     code = main(["--data", str(data), "--config", str(config), "--out", str(tmp_path / "o"),
                  "--group-modes", "pairwise", "--no-progress"])  # fmt: skip
     assert code == 3

@@ -53,7 +53,7 @@ async def test_retries_are_bounded(fake_judge):
 
 async def test_hang_times_out(fake_judge):
     fake_judge.set_plan(FaultPlan(script=["hang"]))
-    async with _client(fake_judge.url, max_retries=0, timeout=0.3) as client:
+    async with _client(fake_judge.url, max_retries=0, judge_timeout=0.3) as client:
         with pytest.raises(JudgeTimeoutError):
             await client.judge(_requests(1)[0])
 
@@ -114,7 +114,7 @@ async def test_fast_mode_reads_label_logprobs(fake_judge):
 
 
 async def test_health_reports_unreachable_without_raising():
-    async with _client("http://127.0.0.1:9", max_retries=0, timeout=1) as client:
+    async with _client("http://127.0.0.1:9", max_retries=0, judge_timeout=1) as client:
         state = await client.health()
     assert state["reachable"] is False and "connect" in state["error"]
 

@@ -31,8 +31,8 @@ def prefers_marked(hang_on: str | None = None) -> ComparingBackend:
 def _system(tmp_path, backend, **group):
     config = {
         "use_cache": False,
-        "batch_timeout": 0.01,
-        "timeout": 5,
+        "batch_wait": 0.01,
+        "reward_timeout": 5,
         "cache_dir": str(tmp_path / "c"),
         "group": group,
     }
@@ -124,9 +124,9 @@ def test_a_hanging_comparison_costs_at_most_the_deadline_and_every_member_is_rew
     backend = prefers_marked(hang_on="hang")
     config = {
         "use_cache": False,
-        "batch_timeout": 0.0,
+        "batch_wait": 0.0,
         "max_batch_size": 1,
-        "timeout": 2,
+        "reward_timeout": 2,
         "cache_dir": str(tmp_path / "c"),
         "group": {"mode": "pairwise", "deadline": 1.0},
     }
@@ -153,7 +153,7 @@ def test_cascade_members_the_rule_proves_are_not_compared_unless_asked(tmp_path)
     items = [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": "NUMBER"} for c in
              ("The answer is 4.", "The answer is 5.", "Four, I think, or maybe five", "I would say four")]  # fmt: skip
     backend = position_biased()
-    config = {"use_cache": False, "timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = rs.reward_group(items)
     assert [r["source"] for r in results[:2]] == ["rule", "rule"] and results[0]["reward"] == 1.0
@@ -200,7 +200,7 @@ def test_a_group_too_large_to_rank_is_judged_pointwise_not_refused(tmp_path, cap
 
 def test_comparisons_are_cached_by_the_order_shown(tmp_path):
     backend = position_biased()
-    config = {"cache_dir": str(tmp_path / "c"), "timeout": 5, "group": {"mode": "pairwise"}}
+    config = {"cache_dir": str(tmp_path / "c"), "reward_timeout": 5, "group": {"mode": "pairwise"}}
     with JudgeRewardSystem(config, backend=backend) as rs:
         first = rs.reward_group(_items("one", "two"))
     with JudgeRewardSystem(config, backend=backend) as rs:

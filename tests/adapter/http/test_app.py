@@ -68,7 +68,7 @@ def test_batch_responses_keep_request_order_and_use_one_batched_path(api, fake_j
 
 async def test_concurrent_judge_calls_share_judge_batches(fake_judge, reward_config):
     # a long batch window, so the eight concurrent requests surely meet in the micro-batcher
-    app = create_app(reward_config(fake_judge.url, batch_timeout=0.5))
+    app = create_app(reward_config(fake_judge.url, batch_wait=0.5))
     with ApiServer(app) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
             replies = await asyncio.gather(

@@ -31,8 +31,8 @@ def prefers_marked() -> ComparingBackend:
 def _config(tmp_path, **group: Any) -> dict[str, Any]:
     return {
         "use_cache": False,
-        "batch_timeout": 0.01,
-        "timeout": 5,
+        "batch_wait": 0.01,
+        "reward_timeout": 5,
         "cache_dir": str(tmp_path / "cache"),
         "group": group or {"mode": "pairwise"},
     }

@@ -227,9 +227,9 @@ def test_unavailable_message_names_the_missing_rewards_and_why():
 
 def test_a_timeout_openrlhf_would_not_wait_for_is_refused():
     create_app(REPO / "configs" / "openrlhf.yaml")
-    create_app({"timeout": 170.0})
-    with pytest.raises(JudgeConfigError, match=r"timeout 170\.5 s: .* set timeout to at most 170"):
-        create_app({"timeout": 170.5})
+    create_app({"reward_timeout": 170.0})
+    with pytest.raises(JudgeConfigError, match=r"reward_timeout 170\.5 s: .* set reward_timeout to at most 170"):
+        create_app({"reward_timeout": 170.5})
 
 
 def _openrlhf_trainer_flags() -> set[str]:

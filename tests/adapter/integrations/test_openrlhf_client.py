@@ -327,7 +327,7 @@ def test_with_fallback_on_an_outage_is_answered_on_the_first_try(
     judge_url = closed_port_url() if plan is None else fake_judge.url
     if plan is not None:
         fake_judge.set_plan(plan)
-    config = write_config(tmp_path / "c.yaml", judge_url, timeout=1.0)
+    config = write_config(tmp_path / "c.yaml", judge_url, reward_timeout=1.0)
     with ApiServer(create_app(config)) as server:
         reply = _fetch(agent, f"{server.url}/get_reward")
     assert no_wait.sleeps == []  # no retry: a 200 the first time
@@ -361,6 +361,6 @@ def test_with_fallback_off_a_judge_back_within_five_tries_gives_the_reward(
 
 
 def test_the_cli_refuses_a_timeout_openrlhf_would_not_wait_for(tmp_path, capsys):
-    config = write_config(tmp_path / "c.yaml", closed_port_url(), timeout=175)
+    config = write_config(tmp_path / "c.yaml", closed_port_url(), reward_timeout=175)
     assert judge_vllm_main(["openrlhf-rm", "--port", str(free_port()), "--config", str(config)]) == 2
-    assert "timeout 175 s: OpenRLHF abandons a /get_reward after 180 s" in capsys.readouterr().err
+    assert "reward_timeout 175 s: OpenRLHF abandons a /get_reward after 180 s" in capsys.readouterr().err

@@ -47,8 +47,8 @@ def rm(tmp_path, judge, request) -> Iterator[str]:
     group = getattr(request, "param", {"mode": "pairwise"})
     config: dict[str, Any] = {
         "use_cache": False,
-        "batch_timeout": 0.01,
-        "timeout": 5,
+        "batch_wait": 0.01,
+        "reward_timeout": 5,
         "cache_dir": str(tmp_path),
     }
     if group is not None:
@@ -109,14 +109,14 @@ def test_prompt_groups(keys, groups):
 
 
 def test_a_group_deadline_openrlhf_would_not_wait_for_is_refused():
-    create_app({"timeout": 120, "group": {"mode": "pairwise", "deadline": 50}})
-    create_app({"timeout": 120, "group": {"mode": "pointwise", "deadline": 60}})  # never compares
-    with pytest.raises(JudgeConfigError, match=r"group.deadline 60 s \+ timeout 120 s: .* at most 170"):
-        create_app({"timeout": 120, "group": {"mode": "listwise", "deadline": 60}})
+    create_app({"reward_timeout": 120, "group": {"mode": "pairwise", "deadline": 50}})
+    create_app({"reward_timeout": 120, "group": {"mode": "pointwise", "deadline": 60}})  # never compares
+    with pytest.raises(JudgeConfigError, match=r"group.deadline 60 s \+ reward_timeout 120 s: .* at most 170"):
+        create_app({"reward_timeout": 120, "group": {"mode": "listwise", "deadline": 60}})
 
 
 def _one_at_a_time_rm(tmp_path, judge, **collect: Any) -> ApiServer:
-    config = {"use_cache": False, "batch_timeout": 0.01, "timeout": 5, "cache_dir": str(tmp_path),
+    config = {"use_cache": False, "batch_wait": 0.01, "reward_timeout": 5, "cache_dir": str(tmp_path),
               "group": {"mode": "pairwise"}}  # fmt: skip
     return ApiServer(create_app(config, backend=judge, **collect))
 

@@ -456,7 +456,7 @@ def test_grpo_trainer_judges_each_prompts_generations_together(monkeypatch, tmp_
     judge = ComparingBackend()
     monkeypatch.setattr(trl_integration, "create_judge_reward", lambda c: JudgeRewardSystem(c, backend=judge))
     make = judge_reward_func if variant == "sync" else async_judge_reward_func
-    func = make({"use_cache": False, "timeout": 30, "group": {"mode": "pairwise"}})
+    func = make({"use_cache": False, "reward_timeout": 30, "group": {"mode": "pairwise"}})
     try:
         trainer, returned = run_grpo(func, tmp_path, conversational=variant != "sync")
     finally:

@@ -46,7 +46,7 @@ def backend(monkeypatch: pytest.MonkeyPatch) -> dict[str, JudgeBackend]:
 
 
 def _config(**group: Any) -> dict[str, Any]:
-    return {"use_cache": False, "batch_timeout": 0.01, "timeout": 5, "group": group}
+    return {"use_cache": False, "batch_wait": 0.01, "reward_timeout": 5, "group": group}
 
 
 def _columns(n: int) -> dict[str, Any]:

@@ -232,7 +232,7 @@ async def test_the_async_entry_point_sends_a_workers_items_in_one_judge_call(
     tokenizer_dir, fake_judge, tmp_path
 ):
     # 3 judged rows, one of them with two references: 4 items; the batch leaves when full
-    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, max_batch_size=4, batch_timeout=10.0)
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, max_batch_size=4, batch_wait=10.0)
     config = trainer_config(tokenizer_dir, *our_function("compute_score_async", judge))
     await run_reward_loop(config, rollout(tokenizer_dir, ROWS))
     assert fake_judge.counts["/v1/chat/completions/batch"] == 1 and fake_judge.counts["ok"] == 1
@@ -419,7 +419,7 @@ def test_verls_reward_loop_manager_with_its_ray_actor(tokenizer_dir, fake_judge,
 async def test_verls_reward_loop_with_the_real_judge(judge_url, tmp_path):
     tokenizer = write_tokenizer(tmp_path / "policy")
     # a judge failure must raise here, not hide behind the rule reward
-    judge = reward_yaml(tmp_path, judge_url=judge_url, timeout=600, max_retries=2, fallback_to_rule=False)
+    judge = reward_yaml(tmp_path, judge_url=judge_url, reward_timeout=600, max_retries=2, fallback_to_rule=False)
     rm_scores, extra = await run_reward_loop(
         trainer_config(tokenizer, *our_function("compute_score_async", judge)), rollout(tokenizer, ROWS)
     )
@@ -464,7 +464,7 @@ def comparing(monkeypatch: pytest.MonkeyPatch) -> ComparingBackend:
 
 def grouped(tmp_path: Path, tokenizer_dir: Path, *extra: str, **group: Any) -> DictConfig:
     """A trainer config whose reward config judges groups (``group``, default pairwise)."""
-    judge = reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise", **group})
+    judge = reward_yaml(tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise", **group})
     return trainer_config(tokenizer_dir, *our_function("compute_score_async", judge, *extra))
 
 
@@ -512,7 +512,7 @@ async def test_the_documented_grpo_example_judges_groups_through_verls_reward_lo
     tokenizer_dir, comparing, tmp_path
 ):
     group, overrides = documented_group_example()
-    judge = reward_yaml(tmp_path, use_cache=False, timeout=5, **group)
+    judge = reward_yaml(tmp_path, use_cache=False, reward_timeout=5, **group)
     config = trainer_config(
         tokenizer_dir,
         *(f"{KWARGS_KEY}.config={judge}" if o.startswith(f"{KWARGS_KEY}.config=") else o for o in overrides),
@@ -557,7 +557,7 @@ async def test_a_partial_group_is_judged_when_its_window_passes_and_a_lone_one_o
 
 
 async def test_every_reference_judges_the_group_and_the_best_counts(comparing, tmp_path):
-    config = str(reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise"}))
+    config = str(reward_yaml(tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise"}))
     info = {"question": SLOGAN, "index": 0}
     scores = await asyncio.gather(
         *(
@@ -570,7 +570,7 @@ async def test_every_reference_judges_the_group_and_the_best_counts(comparing, t
 
 
 async def test_without_index_or_question_each_response_is_judged_on_its_own(comparing, tmp_path, caplog):
-    config = str(reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise"}))
+    config = str(reward_yaml(tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise"}))
     with caplog.at_level(logging.WARNING, logger=judge_verl.__name__):
         scores = await asyncio.gather(
             *(
@@ -584,7 +584,7 @@ async def test_without_index_or_question_each_response_is_judged_on_its_own(comp
 
 
 def test_the_sync_entry_point_judges_on_its_own_and_says_so(comparing, tmp_path, caplog):
-    config = str(reward_yaml(tmp_path, use_cache=False, timeout=5, group={"mode": "pairwise"}))
+    config = str(reward_yaml(tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise"}))
     with caplog.at_level(logging.WARNING, logger=judge_verl.__name__):
         score = judge_verl.compute_score("d", "4", "4", {"question": "2+2?"}, config=config, group_size=2)
     assert score["score"] == 1.0 and "needs compute_score_async" in caplog.text

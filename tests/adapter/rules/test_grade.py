@@ -321,7 +321,7 @@ def test_public_api_and_settings_validation():
     assert set(adapter.rules.__all__) == {
         "RuleRewardSystem", "RuleSettings", "RuleVerdict", "extract_final_answer", "grade", "infer_answer_type"
     }  # fmt: skip
-    for bad in ({"rel_tol": -1}, {"math_timeout_s": 0}, {"max_completion_chars": 10}, {"unknown": 1}):
+    for bad in ({"rel_tol": -1}, {"symbolic_timeout": 0}, {"max_completion_chars": 10}, {"unknown": 1}):
         with pytest.raises(ValidationError):
             RuleSettings(**bad)
     with pytest.raises(ValidationError):

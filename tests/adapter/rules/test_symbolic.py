@@ -61,7 +61,7 @@ def test_8_threads_x_200_calls_match_single_threaded():
 def test_slow_sympy_work_times_out_with_a_defined_reward_and_no_leaked_thread():
     before = threading.active_count()
     started = time.monotonic()
-    tight = RuleSettings(math_timeout_s=0.05)
+    tight = RuleSettings(symbolic_timeout=0.05)
     verdict = grade("q", "\\boxed{(x+1)^{300}}", "(x+2)^{300}", "MATH_EXPRESSIONS", tight)
     assert verdict.reward == 0.0 and verdict.reason == "timeout" and "0.05" in verdict.explanation
     assert time.monotonic() - started < 2.0
@@ -72,7 +72,7 @@ def test_slow_sympy_work_times_out_with_a_defined_reward_and_no_leaked_thread():
 
 
 def test_timeouts_inside_worker_threads_are_defined_rewards():
-    tight = RuleSettings(math_timeout_s=0.05)
+    tight = RuleSettings(symbolic_timeout=0.05)
     with ThreadPoolExecutor(4) as pool:
         verdicts = list(
             pool.map(
