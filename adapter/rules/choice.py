@@ -2,7 +2,8 @@
 
 A completion commits to letters through a marker ("Answer: C", "\\boxed{C}", "the correct option
 is (C)"), a last line that is only letters ("C", "A, B and D"), one letter it affirms ("I choose C",
-"so C.", "C is correct"), or the text of exactly one option of the prompt ("The capital is Rome").
+"so C.", "C is correct"), or the text of exactly one option of the prompt ("The capital is Rome"). A letter beside another
+option's text ("The answer is sky (A)" where (B) is sky) gives no answer.
 Negated letters ("not C", "(A) is wrong") do not count; several candidates without a commitment
 ("A or C", "(A) ... (B) ... (C)") give no answer.
 """
@@ -113,7 +114,10 @@ def chosen_letters(completion: str, prompt: str) -> set[str] | None:
         if _HEDGE.search(anchored):
             return None
         affirmed = _affirmed_letters(anchored)
-        return affirmed if len(affirmed) == 1 else _by_option_text(anchored, prompt)
+        if len(affirmed) != 1:
+            return _by_option_text(anchored, prompt)
+        named = _by_option_text(_MARKED.sub(" ", anchored), prompt)
+        return None if named is not None and named != affirmed else affirmed  # "sky (A)": which?
     lines = [line for line in completion.strip().splitlines() if line.strip()]
     if not lines:
         return None

@@ -45,6 +45,8 @@ _CHOICE = AnswerType.MULTIPLE_CHOICE.value
 _MATH = AnswerType.MATH_EXPRESSIONS.value
 
 _POLAR_PAIRS = (("yes", "no"), ("true", "false"))
+# The other polarity as it is said: "Nope, yes" says no.
+_POLAR_WORDS = {"yes": "yes|yeah|yep|yup", "no": "no|nope|nah", "true": "true", "false": "false"}
 # What may follow a yes/no that stands as an answer: another answer, or a connective.
 _POLAR_NEXT = "yes|no|true|false|or|and|but|maybe|perhaps|i|it|its|wait|actually|not|definitely|never"
 _NUMBER_HEDGE = re.compile(r"\b(?:or|either|maybe|perhaps|possibly|might|could|probably)\b", re.IGNORECASE)
@@ -77,18 +79,28 @@ _TAKEN_BACK = re.compile(
     r"|(?:some|others|many|most)(?: \w+)? (?:say|says|think|claim|argue|believe))\b",
     re.IGNORECASE,
 )
+# After the final answer: a retraction that needs no other answer to take it back ("42. Nope.").
+_RETRACTED = re.compile(
+    r"\b(?:just kidding|jk|nope|not really|never ?mind|or not|scratch that|i was wrong|that's wrong"
+    r"|that is wrong|(?:actually|wait),? no\b|no,? wait)",
+    re.IGNORECASE,
+)
 _LEADING_ANSWER_END = re.compile(r"\s*(?:[,.;:!—–-]|$)")
 # Where the sentence of the final answer ends: "?" (asked), or ".", "!", a line break (stated).
 _SENTENCE_STOP = re.compile(r"\?|!|\n|\.(?!\d)")
 _LEADING_NUMBER = re.compile(r"\s*[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?(?=\s|$)")
 _STOP_RUN = re.compile(r"[.!?…]+")
 _NEGATED_BEFORE = re.compile(
-    r"(?:(?:\bnot|n't|\bnever|\bno)\s*(?:equal to|equals?|be)?|≠|\\neq?\b|!=|=/=)\s*(?:\$|\\\(|\\\[|\\boxed\{)*\s*$",
+    r"(?:(?:\bnot|n't|\bnever|\bno|\bnicht|\bpas|\bnon|\bnão|\bnao|\bне|不是|不)\s*"
+    r"(?:equal to|equals?|be|es|est|ist|è|é|era|sind|sont|son)?"
+    r"|\bexcept|\bother than|\banything but|\bexcluding|\bapart from|≠|\\neq?\b|!=|=/=)"
+    r"\s*(?:\$|\\\(|\\\[|\\boxed\{)*\s*$",
     re.IGNORECASE,
 )
 # Right after the answer: a verdict against it ("42 (wrong)", "Paris ❌").
 _NEGATED_AFTER = re.compile(
-    r"[\s$*)]*[(\[,;:—–-]?\s*(?:wrong|incorrect|false|not (?:correct|right|it|true)|nope|no\b|❌|✗|✘|❎|🚫)",
+    r"[\s$*)]*(?:[(\[,;:—–-]|\.{2,}|…)?\s*"
+    r"(?:wrong|incorrect|false|not (?:correct|right|it|true)|not\s*(?:[.!]|$)|nope|no\b|❌|✗|✘|❎|🚫)",
     re.IGNORECASE,
 )
 _SENTENCE_NEGATION = re.compile(
@@ -103,9 +115,13 @@ _BOUND_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _BOUND_AFTER = re.compile(
-    r"^\s*(?:\+(?!\s*[\d(\\])|or (?:more|less|fewer|greater|higher|lower|above|below|so|over|under)\b"
+    r"^\s*(?:\+(?!\s*[\d(\\])|\+\s*(?:\\(?:var)?epsilon|\\delta|\\eps\b|ε|δ)|or (?:more|less|fewer|greater|higher|lower|above|below|so|over|under)\b"
     r"|and (?:up|above|over|more|below|less)\b|at (?:least|most)\b|plus\b|-ish\b)",
     re.IGNORECASE,
+)
+# A root or function applied to the number ("√42", "\\sqrt{42}", "\\log 42"): another value.
+_OPERATOR_BEFORE = re.compile(
+    r"(?:[√∛∜]|\\(?:sqrt|log|ln|lg|exp|sin|cos|tan|arcsin|arccos|arctan)\b)\s*(?:\[\d+\])?\s*[{(]?\s*$"
 )
 # The number goes on in words ("42 and a half", "42 point 5") or below zero: it is another value.
 _CONTINUED_AFTER = re.compile(
@@ -118,9 +134,10 @@ _LISTED_BEFORE = re.compile(r"\d[\d.,]*\s*(?:[,;/&|]|\band\b|\s)\s*$", re.IGNORE
 _SUBSCRIPTED = re.compile(r"\d\s*_\s*\{")
 _BOLD_LINE = re.compile(r"(?:\*\*[^*\n]+\*\*[\s,;/&]*){2,}")
 _LATEX_SEGMENT = re.compile(r"\$[^$\n]+\$|\\\([^\n]+?\\\)|\\\[[^\n]+?\\\]")
+_NEGATED_INSIDE = re.compile(r"\s*(?:≠|\\neq?\b|!=|=/=)")
 _NEGATION_FIRST = re.compile(r"\s*(?:not|never|no)\b", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-_TEXT_ITEMS = re.compile(r"[,;/&|\n]|\*\*|\b(?:and|or|nor)\b", re.IGNORECASE)
+_TEXT_ITEMS = re.compile(r"[,;/&|\n–—]|(?<=\w)-(?=\w)|\s-\s|\*\*|\b(?:and|or|nor)\b", re.IGNORECASE)
 _CLAUSE_WORDS = re.compile(
     r"\b(?:is|are|was|were|be|been|has|have|had|it|its|because|since|as|so|which|that|this|i)\b"
 )
@@ -260,7 +277,7 @@ def _both_polarities(completion: str, answer: str) -> str | None:
     for pair in _POLAR_PAIRS:
         if gold in pair:
             other = pair[1] if gold == pair[0] else pair[0]
-            if re.search(rf"\b{other}\b(?:$|\s+(?:{_POLAR_NEXT})\b)", words):
+            if re.search(rf"\b(?:{_POLAR_WORDS[other]})\b(?:$|\s+(?:{_POLAR_NEXT})\b)", words):
                 return f"says both {pair[0]!r} and {pair[1]!r}"
     return None
 
@@ -310,6 +327,8 @@ def _number_shape(completion: str, extracted: str | None, at: tuple[int, int] | 
         return "gives the number with both signs"
     if _BOUND_BEFORE.search(before) or _BOUND_AFTER.match(after):
         return "gives a bound, not a value"
+    if _OPERATOR_BEFORE.search(before) or (extracted and _OPERATOR_BEFORE.search(extracted)):
+        return "applies an operation to the number (a root, a function)"
     if _LISTED_BEFORE.search(completion[max(0, at[0] - _LIST_WINDOW) : at[0]]):
         return "lists the number among others"
     if _CONTINUED_AFTER.match(after):
@@ -417,10 +436,19 @@ def _taken_back(
     return None
 
 
+def _retracted(completion: str, at: tuple[int, int] | None) -> str | None:
+    """After the final answer the text takes it back without offering another ("The answer is
+    42. Nope.", "Answer: A. Just kidding.", "Yes!!! (not really)")."""
+    cue = _RETRACTED.search(completion, at[1]) if at else None
+    return f"takes the answer back after it ({cue.group(0)!r})" if cue else None
+
+
 def _negated(completion: str, kind: str, extracted: str | None, at: tuple[int, int] | None) -> str | None:
     """The final answer is negated ("It is not $4x$", an expression read as "not 4x"), or its
     sentence is ("It is not the case that the answer is yes")."""
     if kind == _MATH and extracted and _NEGATION_FIRST.match(extracted):
+        return "negates the answer"
+    if extracted and _NEGATED_INSIDE.match(extracted):
         return "negates the answer"
     if at is None:
         return None
@@ -493,6 +521,7 @@ def doubt(prompt: str, completion: str, answer: str, kind: str, extracted: str |
         lambda: _both_polarities(completion, answer),
         lambda: _asked(completion, extracted, at),
         lambda: _taken_back(completion, answer, kind, extracted, at),
+        lambda: _retracted(completion, at),
         lambda: _negated(completion, kind, extracted, at),
     ]
     if kind == _NUMBER:

@@ -140,6 +140,26 @@ SHAPES = [
     ("mentioned-not-claimed", FRANCE, "Paris is a city; the capital is Lyon.", "Paris", "TEXT", UNSURE),
     ("homoglyph-text", FRANCE, "The answer is Pаris", "Paris", "TEXT", ZERO),
     ("homoglyph-option", RED, "The answer is А", "A", "MULTIPLE_CHOICE", ZERO),
+    # Found in a later round: retractions with no other answer, negation in other languages or
+    # inside the answer, an operation on the number, a letter beside another option's text.
+    ("retracted-with-nope", SIX_SEVEN, "The answer is 42. Nope.", "42", "NUMBER", UNSURE),
+    ("actually-no-after-the-box", SIX_SEVEN, "\\boxed{42}\n\nActually no.", "42", "NUMBER", UNSURE),
+    ("never-mind", SIX_SEVEN, "The answer is 42, never mind", "42", "NUMBER", UNSURE),
+    ("or-not", SIX_SEVEN, "The answer is 42, or not.", "42", "NUMBER", UNSURE),
+    ("choice-just-kidding-alone", RED, "Answer: A. Just kidding.", "A", "MULTIPLE_CHOICE", UNSURE),
+    ("yes-not-really", PRIME, "Yes!!! (not really)", "yes", "TEXT", UNSURE),
+    ("nope-then-yes", PRIME, "Nope, yes", "yes", "TEXT", UNSURE),
+    ("negated-in-spanish", SIX_SEVEN, "La respuesta no es 42", "42", "NUMBER", UNSURE),
+    ("negated-in-german", SIX_SEVEN, "Die Antwort ist nicht 42", "42", "NUMBER", UNSURE),
+    ("negated-in-french", SIX_SEVEN, "La réponse n'est pas 42", "42", "NUMBER", UNSURE),
+    ("anything-except", SIX_SEVEN, "Anything except 42", "42", "NUMBER", UNSURE),
+    ("not-equal-in-the-box", SIX_SEVEN, "\\boxed{\\neq 42}", "42", "NUMBER", UNSURE),
+    ("root-of-the-answer", SIX_SEVEN, "The answer is √42", "42", "NUMBER", UNSURE),
+    ("latex-root-of-the-answer", SIX_SEVEN, "The answer is $\\sqrt{42}$", "42", "NUMBER", ZERO),
+    ("plus-epsilon", SIX_SEVEN, "\\boxed{42+\\epsilon}", "42", "NUMBER", UNSURE),
+    ("text-then-ellipsis-not", FRANCE, "The answer is Paris... not.", "Paris", "TEXT", UNSURE),
+    ("hyphenated-pair", FRANCE, "The answer is Paris-Lyon", "Paris", "TEXT", UNSURE),
+    ("letter-beside-another-options-text", RED, "The answer is sky (A)", "A", "MULTIPLE_CHOICE", ZERO),
     # Controls: answers the rules must still pay without the judge.
     ("plain-number", SIX_SEVEN, "6 x 7 = 42.", "42", "NUMBER", PAID),
     ("boxed-number", SIX_SEVEN, "So the answer is \\boxed{42}.", "42", "NUMBER", PAID),
@@ -170,6 +190,11 @@ SHAPES = [
     ("one-option", RED, "The answer is (A).", "A", "MULTIPLE_CHOICE", PAID),
     ("option-despite-another", RED, "Answer: B. Option A is wrong, but B is right.", "B", "MULTIPLE_CHOICE", PAID),
     ("boxed-expression", SIMPLIFY, "$\\boxed{4x}$", "4x", "MATH_EXPRESSIONS", PAID),
+    ("negated-other-then-the-answer", FRANCE, "The answer is not Lyon but Paris", "Paris", "TEXT", PAID),
+    ("letter-and-its-own-text", RED, "The answer is (A) blood.", "A", "MULTIPLE_CHOICE", PAID),
+    ("root-that-is-the-answer", SIX_SEVEN, "\\boxed{\\sqrt{1764}}", "42", "NUMBER", PAID),
+    ("hyphenated-reference", FRANCE, "The answer is Saint-Denis", "Saint-Denis", "TEXT", PAID),
+    ("hyphenated-adjective", FRANCE, "The answer is Paris-based", "Paris", "TEXT", PAID),
 ]  # fmt: skip
 
 
