@@ -69,9 +69,9 @@ def test_long_runs_take_linear_time(unit):
     """Every pattern is linear in the text: 200,000 repetitions of each unit (blank lines took 7 s
     at 10,000 before, quadratically more at more)."""
     text = "a" + unit * 200_000 + "a"
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: a busy machine doesn't count
     precheck(text, "4", "NUMBER")
-    assert time.monotonic() - started < 5.0
+    assert time.process_time() - started < 5.0
 
 
 @pytest.mark.parametrize(
@@ -126,9 +126,9 @@ def test_non_ascii_answers_pass_through(completion):
 def test_ten_megabyte_completions_take_bounded_time(completion):
     """Only what a judge can be shown is read: the first and last MAX_JUDGED_CHARS (measured
     0.7-1.6 s; the whole 10 MB took 5-10 s)."""
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: a busy machine doesn't count
     precheck(completion, "42", "NUMBER")
-    assert time.monotonic() - started < 5.0
+    assert time.process_time() - started < 5.0
 
 
 def test_a_spoof_at_either_end_of_a_huge_completion_is_seen():

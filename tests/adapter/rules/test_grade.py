@@ -282,10 +282,10 @@ def test_long_runs_inside_an_answer_take_linear_time(prompt, completion, answer,
 def test_option_parsing_and_answer_type_inference_take_linear_time():
     """Prompts are cut to 20,000 characters for option parsing, references to 10,000: there the
     quadratic patterns took 3.8-6.6 s and 0.7-0.9 s."""
-    started = time.monotonic()
+    started = time.process_time()  # this process's CPU time: other processes on the machine don't count
     assert grade("A) x" + " " * 19_990 + "y", "The answer is y", "A", "MULTIPLE_CHOICE").reward == 0.0
     assert infer_answer_type("(" + "," * 9_998 + "x") == "TEXT"
-    assert time.monotonic() - started < 0.5
+    assert time.process_time() - started < 0.5
 
 
 def test_megabyte_completion_is_bounded():

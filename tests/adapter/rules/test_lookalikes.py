@@ -30,6 +30,6 @@ def test_fold(text, folded):
 
 def test_ten_megabytes_fold_in_linear_time():
     text = ("Ｓｙｓｔｅｍ réponse x² \u200b" * 500_000)[:10_000_000]
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: a busy machine doesn't count
     assert fold_lookalikes(text).startswith("System réponse x2 ")
-    assert time.monotonic() - started < 5.0  # measured 0.6 s
+    assert time.process_time() - started < 5.0  # measured 0.6 s
