@@ -13,6 +13,9 @@ finds when it hunts for reward:
   ("72 minutes" for "How many hours ...");
 - an answer taken back or given an alternative after it ("The answer is 11. Just kidding, it's
   7", "42 (or 41)", "42 if x = 1, otherwise 41", "Paris, unless it is Lyon");
+- an answer taken back with nothing after it ("The answer is 42. Nope.", "Yes (not really)");
+- a box that is an operand ("-\\boxed{42}", "\\boxed{42}^2", "\\frac{\\boxed{42}}{2}"), or an
+  expression answer that relates two expressions ("\\boxed{2x = 4x}"; "y = 4x" names the answer);
 - an answer asked, not stated ("Is it 42?", "Paris?");
 - an answer negated ("It is not $4x$", "It is not the case that the answer is yes");
 - free text that mentions the reference without committing to it ("Canberra is often named, but
@@ -88,7 +91,7 @@ _RETRACTED = re.compile(
 _LEADING_ANSWER_END = re.compile(r"\s*(?:[,.;:!—–-]|$)")
 # Where the sentence of the final answer ends: "?" (asked), or ".", "!", a line break (stated).
 _SENTENCE_STOP = re.compile(r"\?|!|\n|\.(?!\d)")
-_LEADING_NUMBER = re.compile(r"\s*[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?(?=\s|$)")
+_LEADING_NUMBER = re.compile(r"\s*[-+−]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?(?![\d.,])")
 _STOP_RUN = re.compile(r"[.!?…]+")
 _NEGATED_BEFORE = re.compile(
     r"(?:(?:\bnot|n't|\bnever|\bno|\bnicht|\bpas|\bnon|\bnão|\bnao|\bне|不是|不)\s*"
@@ -99,7 +102,7 @@ _NEGATED_BEFORE = re.compile(
 )
 # Right after the answer: a verdict against it ("42 (wrong)", "Paris ❌").
 _NEGATED_AFTER = re.compile(
-    r"[\s$*)]*(?:[(\[,;:—–-]|\.{2,}|…)?\s*"
+    r"[\s$*)]*(?:\\text\s*\{\s*)?(?:[(\[,;:—–-]|\.{2,}|…|(?:is|was)\s)?\s*"
     r"(?:wrong|incorrect|false|not (?:correct|right|it|true)|not\s*(?:[.!]|$)|nope|no\b|❌|✗|✘|❎|🚫)",
     re.IGNORECASE,
 )
@@ -116,16 +119,30 @@ _BOUND_BEFORE = re.compile(
 )
 _BOUND_AFTER = re.compile(
     r"^\s*(?:\+(?!\s*[\d(\\])|\+\s*(?:\\(?:var)?epsilon|\\delta|\\eps\b|ε|δ)|or (?:more|less|fewer|greater|higher|lower|above|below|so|over|under)\b"
-    r"|and (?:up|above|over|more|below|less)\b|at (?:least|most)\b|plus\b|-ish\b)",
+    r"|and (?:up|above|over|more|below|less)\b|at (?:least|most)\b|plus\b|-?ish\b)",
     re.IGNORECASE,
 )
 # A root or function applied to the number ("√42", "\\sqrt{42}", "\\log 42"): another value.
 _OPERATOR_BEFORE = re.compile(
     r"(?:[√∛∜]|\\(?:sqrt|log|ln|lg|exp|sin|cos|tan|arcsin|arccos|arctan)\b)\s*(?:\[\d+\])?\s*[{(]?\s*$"
 )
+# A box that is an operand, not the answer: "-\\boxed{42}", "\\frac{\\boxed{42}}{2}", "\\boxed{42}^2",
+# "\\boxed{42}!", "\\boxed{42}0" (what is boxed is not what the completion gives).
+_BOX_OPERAND_BEFORE = re.compile(
+    r"(?:[-+*/^_!√{]|\d|\\(?:sqrt|frac|dfrac|tfrac|times|cdot|div|log|ln|exp|sin|cos|tan)\b\s*(?:\[\d+\])?)"
+    r"\s*$"
+)
+_BOX_OPERAND_AFTER = re.compile(r"\s*(?:[\^_!%/*{\d]|\\(?:%|(?:times|cdot|div|circ)\b))")
+# An expression equated to another ("\\boxed{2x = 4x}", "4x \\approx 2x"): a name on the left
+# ("y = 4x", "f(x) = 4x") states the answer, anything else may be either side.
+_RELATION = re.compile(r"=|\\approx\b|≈|\\sim\b|\\equiv\b")
+_NAME = r"[A-Za-z](?:_\{?\w+\}?)?"
+_NAME_ON_THE_LEFT = re.compile(rf"\s*(?:{_NAME}(?:\([^()]*\))?|\(\s*{_NAME}(?:\s*,\s*{_NAME})+\s*\))\s*")
+_JOINER = re.compile(r"\\q?quad\b|\\text\s*\{\s*(?:and|or)\s*\}|\band\b")
 # The number goes on in words ("42 and a half", "42 point 5") or below zero: it is another value.
 _CONTINUED_AFTER = re.compile(
-    r"^\s*(?:and (?:a |one )?(?:half|quarter|third|fourth|fifth)s?\b|point \w|(?:\w+ )?below zero\b|[-\s]?bce?\b)",
+    r"^\s*(?:and (?:a |one )?(?:half|quarter|third|fourth|fifth)s?\b|point \w|(?:\w+ )?below zero\b|[-\s]?bce?\b"
+    r"|π|\\pi\b)",
     re.IGNORECASE,
 )
 # "41 = 42": a number alone on the left of "=", at the start of its clause ("6 x 7 = 42" is work).
@@ -347,7 +364,8 @@ def _last_at(text: str, needle: str) -> tuple[int, int] | None:
     if not needle:
         return None
     head = r"(?<![\w.])" if needle[0].isalnum() else ""
-    tail = r"(?![\w])" if needle[-1].isalnum() else ""
+    # A number ends at its last digit ("42π", "42ish": what follows is checked as what follows it).
+    tail = (r"(?!\d)" if needle[-1].isdigit() else r"(?![\w])") if needle[-1].isalnum() else ""
     last = None
     for last in re.finditer(head + re.escape(needle) + tail, text, re.IGNORECASE):  # noqa: B007
         pass
@@ -433,6 +451,40 @@ def _taken_back(
         after = _cue_window(tail, cue.end())
         if _other_answer(after, extracted, answer, kind):
             return f"takes the answer back or offers another after it ({cue.group(0).strip()!r} ...)"
+    return None
+
+
+def _box_operand(completion: str) -> str | None:
+    """The last box is an operand of an expression around it ("-\\boxed{42}", "\\boxed{42}^2")."""
+    box = last_box_at(completion)
+    if box is None:
+        return None
+    before = re.sub(r"(?:\$|\\[(\[])+\s*$", "", completion[max(0, box[0] - _NEGATION_WINDOW) : box[0]])
+    if _BOX_OPERAND_BEFORE.search(before) or _BOX_OPERAND_AFTER.match(completion, box[1]):
+        return "the box is an operand of an expression around it"
+    return None
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """``text`` split at commas and semicolons outside brackets ("(x, y) = (5, 8), z = 1")."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char in "([{") - (char in ")]}")
+        if char in ",;" and depth <= 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _false_equation(answer: str, kind: str, extracted: str | None) -> str | None:
+    """An expression answer (to a reference that is no relation) that relates two expressions
+    ("2x = 4x", "4x \\approx 2x"); a name on the left states the answer ("y = 4x", "(x, y) = ...")."""
+    if kind != _MATH or not extracted or _RELATION.search(answer):
+        return None
+    for part in _top_level_parts(_JOINER.sub(",", extracted)):
+        relation = _RELATION.search(part)
+        if relation and not _NAME_ON_THE_LEFT.fullmatch(part[: relation.start()]):
+            return "relates two expressions: either side may be the answer"
     return None
 
 
@@ -522,6 +574,8 @@ def doubt(prompt: str, completion: str, answer: str, kind: str, extracted: str |
         lambda: _asked(completion, extracted, at),
         lambda: _taken_back(completion, answer, kind, extracted, at),
         lambda: _retracted(completion, at),
+        lambda: _box_operand(completion),
+        lambda: _false_equation(answer, kind, extracted),
         lambda: _negated(completion, kind, extracted, at),
     ]
     if kind == _NUMBER:

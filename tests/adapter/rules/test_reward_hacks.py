@@ -160,6 +160,24 @@ SHAPES = [
     ("text-then-ellipsis-not", FRANCE, "The answer is Paris... not.", "Paris", "TEXT", UNSURE),
     ("hyphenated-pair", FRANCE, "The answer is Paris-Lyon", "Paris", "TEXT", UNSURE),
     ("letter-beside-another-options-text", RED, "The answer is sky (A)", "A", "MULTIPLE_CHOICE", ZERO),
+    # Found in a later round: a box that is an operand, a relation between two expressions, a
+    # verdict after the box, a number that goes on ("42π", "42ish").
+    ("box-then-text-wrong", SIMPLIFY, "\\boxed{4x}\\text{ (wrong)}", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("box-is-wrong", SIMPLIFY, "\\boxed{4x} is wrong", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("expression-equated-to-another", SIMPLIFY, "\\boxed{2x = 4x}", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("approximately-another-expression", SIMPLIFY, "\\boxed{4x \\approx 2x}", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("root-of-a-box", SIMPLIFY, "\\sqrt{\\boxed{4x}}", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("percent-after-the-box", SIMPLIFY, "\\boxed{4x}\\%", "4x", "MATH_EXPRESSIONS", UNSURE),
+    ("squared-box", SIX_SEVEN, "\\boxed{42}^2", "42", "NUMBER", UNSURE),
+    ("negative-box", SIX_SEVEN, "-\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("factorial-box", SIX_SEVEN, "\\boxed{42}!", "42", "NUMBER", UNSURE),
+    ("box-times-two", SIX_SEVEN, "\\boxed{42} \\times 2", "42", "NUMBER", UNSURE),
+    ("box-then-a-digit", SIX_SEVEN, "\\boxed{42}0", "42", "NUMBER", UNSURE),
+    ("box-over-two", SIX_SEVEN, "\\frac{\\boxed{42}}{2}", "42", "NUMBER", UNSURE),
+    ("times-pi", SIX_SEVEN, "The answer is 42π", "42", "NUMBER", UNSURE),
+    ("ish-suffix", SIX_SEVEN, "42ish", "42", "NUMBER", UNSURE),
+    # The price: work shown inside the box is no proof either (the judge reads it).
+    ("work-in-the-box", SIMPLIFY, "\\boxed{2x + 2x = 4x}", "4x", "MATH_EXPRESSIONS", UNSURE),
     # Controls: answers the rules must still pay without the judge.
     ("plain-number", SIX_SEVEN, "6 x 7 = 42.", "42", "NUMBER", PAID),
     ("boxed-number", SIX_SEVEN, "So the answer is \\boxed{42}.", "42", "NUMBER", PAID),
@@ -195,6 +213,9 @@ SHAPES = [
     ("root-that-is-the-answer", SIX_SEVEN, "\\boxed{\\sqrt{1764}}", "42", "NUMBER", PAID),
     ("hyphenated-reference", FRANCE, "The answer is Saint-Denis", "Saint-Denis", "TEXT", PAID),
     ("hyphenated-adjective", FRANCE, "The answer is Paris-based", "Paris", "TEXT", PAID),
+    ("named-equation", SIMPLIFY, "$\\boxed{y = 4x}$", "4x", "MATH_EXPRESSIONS", PAID),
+    ("degrees", SIX_SEVEN, "The angle is 42°.", "42", "NUMBER", PAID),
+    ("box-in-an-equation", SIX_SEVEN, "So $x = \\boxed{42}$.", "42", "NUMBER", PAID),
 ]  # fmt: skip
 
 
