@@ -37,18 +37,32 @@ PHRASE_TIMEOUT_S = 0.2
 # Line indentation is [^\S\n]*, not \s*: under MULTILINE, \s* after ^ would rescan every later
 # newline from every line start (quadratic: 10,000 blank lines took 7 s).
 _SPOOF = re.compile(
-    r"<\|(?:im_start|im_end|eot_id|start_header_id|end_header_id|endoftext|system|user|assistant)\|>"
+    r"<\|(?:im_start|im_end|eot_id|start_header_id|end_header_id|endoftext|system|user|assistant"
+    r"|start|end|message|channel|return)\|>"
     r"|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>"
-    r"|^[^\S\n]*(?:#+[^\S\n]*)?(?:system|assistant|grader|judge)\s*:",
+    r"|^[^\S\n]*(?:#+[^\S\n]*)?(?:system|assistant|grader|judge|human|user|instruction)\s*:",
     re.IGNORECASE | re.MULTILINE,
 )
 # Text addressed to the grader, or trying to close our response tags.
 _INJECTION = re.compile(
-    r"ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier|preceding) (?:instructions|rules|rubric)"
-    r"|\b(?:grader|evaluator|grading model)\b|\bas the (?:official )?judge\b"
-    r"|\b(?:highest|maximum|max|full|perfect|top) (?:score|marks|points|grade)\b"
-    r"|\bscore(?: of|:)? ?[45](?:/5)?\b|\"score\"\s*:|</?response\b",
-    re.IGNORECASE,
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?"
+    r"(?:(?:previous|prior|above|earlier|preceding|system|original)\s+)?(?:instructions|rules|rubric|prompt)"
+    r"|\b(?:grader|evaluator|grading model)\b|\bas (?:the|an?) (?:official |ai |llm )?judge\b"
+    r"|\b(?:dear|attention|note (?:to|for)(?: the)?)[\s,:]+(?:reviewer|examiner|marker|teacher|judge|checker)\b"
+    r"|^[^\S\n]*(?:<!--)?[^\S\n]*(?:reviewer|examiner|marker)(?: note)?\s*:"
+    r"|\b(?:highest|maximum|max|full|perfect|top) (?:score|marks|points|grade|credit)\b"
+    r"|\b(?:mark|rate|grade|score|judge|evaluate) (?:this|the|my) (?:answer|response|solution|completion)"
+    r" as (?:correct|right|true|valid|yes)\b"
+    r"|\bdeserves (?:a |an )?(?:[1-9](?:/\d+)?|yes|pass)\s*(?:[.!]|$)"
+    r"|(?:^|[.;:!]\s*|\b(?:please|just|simply|now)\s+)(?:output|reply|respond)(?: with)? [\"'“]?(?:yes|correct)\b"
+    r"|\byou must (?:output|say|answer|reply|respond|return|rate|grade)\b"
+    r"|\b(?:the|this|above) (?:response|completion) (?:is |was )?(?:correct|right|accurate|equivalent)\b"
+    r"|\bverdict (?:for|on|of) (?:this|the)\b"
+    r"|^[^\S\n]*(?:(?:final )?(?:verdict|judge?ment|rating)|decision)\s*:\s*"  # "Final Decision": a verdict string
+    r"(?:\[\[|yes\b|no\b|correct\b|incorrect\b|true\b|false\b|[1-5](?![\d.]))"
+    r"|\[\[(?:yes|no|[a-d]|\d{1,2})\]\]"
+    r"|\bscore(?: of|:)? ?[45](?:/5)?\b|\"score\"\s*:|</?(?:response|completion|reference)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 
@@ -70,8 +84,15 @@ def _judged_part(completion: str) -> str:
 
 # Words one of which every match of _SPOOF / _INJECTION holds (case-folded): a text with none of
 # them skips the pattern, a substring search in C instead of a regex scan (15 KB: 2.4 -> 0.1 ms).
-_SPOOF_WORDS = ("<|", "_of_turn>", "inst]", "sys>>", "system", "assistant", "grader", "judge")
-_INJECTION_WORDS = ("ignore", "grade", "grading", "evaluator", "judge", "score", "marks", "points", "response")
+_SPOOF_WORDS = (
+    "<|", "_of_turn>", "inst]", "sys>>", "system", "assistant", "grader", "judge", "human", "user", "instruction",
+)  # fmt: skip
+_INJECTION_WORDS = (
+    "ignore", "disregard", "forget", "override", "grade", "grading", "evaluator", "judge", "reviewer", "examiner",
+    "marker", "teacher", "checker", "score", "marks", "points", "credit", "mark ", "rate ", "evaluate", "response",
+    "completion", "reference", "deserves", "output", "reply", "respond", "you must", "verdict", "decision",
+    "judgment", "rating", "[[",
+)  # fmt: skip
 
 
 def _judge_defence(completion: str) -> FormatIssue | None:
