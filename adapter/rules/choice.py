@@ -37,7 +37,7 @@ _AFFIRMED = re.compile(
     r"|(?<![A-Za-z'\\(])([A-J])\)"
     r"|(?:\bis|'s|\bchoose|\bchose|\bpick|\bselect|\boption|\bchoice|\bso|\bthus|\btherefore|\bhence)"
     r"\s+\(?([A-J])\b(?![.']?[A-Za-z])"
-    r"|(?<![A-Za-z'\\])([A-J])\s+(?:is|would be|should be)\s+(?:the\s+)?(?:correct|right|answer|best|valid|true)\b",
+    r"|(?<![A-Za-z'\\])([A-J])\s+(?:is|would be|should be)\s+(?:also\s+)?(?:the\s+)?(?:correct|right|answer|best|valid|true)\b",
     re.MULTILINE,
 )
 _NEGATED_BEFORE = re.compile(

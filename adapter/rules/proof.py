@@ -154,11 +154,17 @@ _LATEX_SEGMENT = re.compile(r"\$[^$\n]+\$|\\\([^\n]+?\\\)|\\\[[^\n]+?\\\]")
 _NEGATED_INSIDE = re.compile(r"\s*(?:≠|\\neq?\b|!=|=/=)")
 _NEGATION_FIRST = re.compile(r"\s*(?:not|never|no)\b", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-_TEXT_ITEMS = re.compile(r"[,;/&|\n–—]|(?<=\w)-(?=\w)|\s-\s|\*\*|\b(?:and|or|nor)\b", re.IGNORECASE)
+_TEXT_ITEMS = re.compile(r"[,;/&|\n–—()]|\.{2,}|…|(?<=\w)-(?=\w)|\s-\s|\*\*|\b(?:and|or|nor)\b", re.IGNORECASE)
 _CLAUSE_WORDS = re.compile(
     r"\b(?:is|are|was|were|be|been|has|have|had|it|its|because|since|as|so|which|that|this|i)\b"
 )
 _WORD_CHAR = re.compile(r"\w")
+# Capitalised words that may stand beside an answer without being part of its name.
+_FUNCTION_WORDS = frozenset((
+    "the", "a", "an", "it", "its", "is", "in", "at", "on", "of", "so", "thus", "therefore", "hence", "yes", "no",
+    "i", "we", "my", "our", "this", "that", "answer", "final", "capital", "city", "country", "because", "since",
+    "and", "or", "but",
+))  # fmt: skip
 _WORD = re.compile(r"[A-Za-z]{2,}")
 MAX_CUE_CHARS = 300
 _LIST_WINDOW = 16
@@ -262,6 +268,12 @@ def _line_value(kind: str, answer: str) -> Callable[[str], Hashable | None] | No
     return None
 
 
+def _text_candidate(line: str, answer: str) -> bool:
+    """A line that reads as another text answer: capitalised as the reference is, no clause in it
+    ("Lyon" after "The answer is Paris"; not "Hope this helps")."""
+    return line[:1].isupper() == answer.strip()[:1].isupper() and not _CLAUSE_WORDS.search(line.lower())
+
+
 def _candidate_lines(completion: str, answer: str, kind: str, extracted: str | None) -> str | None:
     """Lines (or code blocks, table rows) that are each only a candidate answer, not all the same:
     without a marker, any two ("41\\n42"; for text, when every line is one: "London\\nParis");
@@ -272,7 +284,7 @@ def _candidate_lines(completion: str, answer: str, kind: str, extracted: str | N
     lines = [line.strip().strip("`*$|- ").rstrip(".") for line in completion.splitlines()]
     lines = [line for line in lines if _WORD_CHAR.search(line) and not _FENCE.match(line)]
     if anchored_answer(completion) is not None:
-        last = value(lines[-1]) if lines and kind != _TEXT else None
+        last = value(lines[-1]) if lines and (kind != _TEXT or _text_candidate(lines[-1], answer)) else None
         marked = value(extracted) if extracted else None
         if last is not None and marked is not None and _distinct([last, marked], kind) > 1:
             return "ends with another answer than the marked one"
@@ -536,6 +548,23 @@ def _uncommitted_text(completion: str, answer: str) -> str | None:
     return "mentions the reference without committing to it as the answer"
 
 
+def _longer_name(answer: str, extracted: str | None) -> str | None:
+    """The reference, capitalised, runs on into a capitalised word beside it: a longer name
+    ("North Korea" for Korea, "New York" for York, "Paris Hilton" for Paris)."""
+    gold = answer.strip()
+    if not extracted or not gold[:1].isupper() or normalise(extracted) == normalise(gold):
+        return None
+    for mention in re.finditer(rf"(?<!\w){re.escape(gold)}(?!\w)", extracted, re.IGNORECASE):
+        if not mention.group(0)[:1].isupper():
+            continue
+        before = re.search(r"(\w+)[^\S\n]+$", extracted[: mention.start()])
+        after = re.match(r"[^\S\n]+(\w+)", extracted[mention.end() :])
+        for word in (before, after):
+            if word and word.group(1)[:1].isupper() and word.group(1).lower() not in _FUNCTION_WORDS:
+                return f"the reference is part of a longer name ({word.group(1)!r} beside it)"
+    return None
+
+
 def _listed_text(answer: str, extracted: str | None) -> str | None:
     """The committed text is a list of short items, the reference one of them ("Paris, London",
     "Paris and London", "**London** **Paris**"). Items in another case than the reference's
@@ -585,5 +614,9 @@ def doubt(prompt: str, completion: str, answer: str, kind: str, extracted: str |
             lambda: _unasked_unit(prompt, completion, at),
         ]
     if kind == _TEXT:
-        checks += [lambda: _uncommitted_text(completion, answer), lambda: _listed_text(answer, extracted)]
+        checks += [
+            lambda: _uncommitted_text(completion, answer),
+            lambda: _listed_text(answer, extracted),
+            lambda: _longer_name(answer, extracted),
+        ]
     return next((reason for reason in (check() for check in checks) if reason), None)

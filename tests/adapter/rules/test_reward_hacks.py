@@ -178,6 +178,14 @@ SHAPES = [
     ("ish-suffix", SIX_SEVEN, "42ish", "42", "NUMBER", UNSURE),
     # The price: work shown inside the box is no proof either (the judge reads it).
     ("work-in-the-box", SIMPLIFY, "\\boxed{2x + 2x = 4x}", "4x", "MATH_EXPRESSIONS", UNSURE),
+    # Text: the reference inside a longer name, or another name beside it.
+    ("reference-in-a-longer-name", FRANCE, "The answer is North Korea", "Korea", "TEXT", UNSURE),
+    ("new-york-for-york", FRANCE, "The answer is New York", "York", "TEXT", UNSURE),
+    ("name-and-surname", FRANCE, "The answer is Paris Hilton", "Paris", "TEXT", UNSURE),
+    ("another-name-in-parentheses", FRANCE, "Paris (Lyon)", "Paris", "TEXT", UNSURE),
+    ("another-name-after-dots", FRANCE, "Paris ... Lyon", "Paris", "TEXT", UNSURE),
+    ("another-name-on-the-last-line", FRANCE, "The answer is Paris\n\nLyon", "Paris", "TEXT", UNSURE),
+    ("two-letters-affirmed", RED, "A is correct; B is also correct", "A", "MULTIPLE_CHOICE", ZERO),
     # Controls: answers the rules must still pay without the judge.
     ("plain-number", SIX_SEVEN, "6 x 7 = 42.", "42", "NUMBER", PAID),
     ("boxed-number", SIX_SEVEN, "So the answer is \\boxed{42}.", "42", "NUMBER", PAID),
@@ -216,6 +224,10 @@ SHAPES = [
     ("named-equation", SIMPLIFY, "$\\boxed{y = 4x}$", "4x", "MATH_EXPRESSIONS", PAID),
     ("degrees", SIX_SEVEN, "The angle is 42°.", "42", "NUMBER", PAID),
     ("box-in-an-equation", SIX_SEVEN, "So $x = \\boxed{42}$.", "42", "NUMBER", PAID),
+    ("multi-word-reference", FRANCE, "Answer: New York", "New York", "TEXT", PAID),
+    ("claimed-after-is", FRANCE, "The capital is Paris.", "Paris", "TEXT", PAID),
+    ("aside-in-parentheses", FRANCE, "The answer is Paris (the capital).", "Paris", "TEXT", PAID),
+    ("sign-off-after-the-answer", FRANCE, "The answer is Paris.\n\nHope this helps", "Paris", "TEXT", PAID),
 ]  # fmt: skip
 
 
