@@ -231,6 +231,17 @@ class RewardConfig(JudgeClientConfig):
                 raise ValueError(str(err)) from None
         return value
 
+    @field_validator("escalate_to")
+    @classmethod
+    def _second_judge(cls, value: Path | dict[str, Any] | None) -> Path | dict[str, Any] | None:
+        """A mapping is validated now: its errors surface at load, its secrets are scrubbed from then on."""
+        if isinstance(value, dict):
+            try:
+                RewardConfig.from_any(value)
+            except JudgeConfigError as err:
+                raise ValueError(str(err)) from None
+        return value
+
     @field_validator("escalation_band")
     @classmethod
     def _band(cls, value: tuple[float, float]) -> tuple[float, float]:

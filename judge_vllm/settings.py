@@ -34,6 +34,17 @@ def check_judge_url(value: str) -> str:
     return value.strip().rstrip("/")
 
 
+def _redacted(value: Any) -> Any:
+    """``value`` with URL credentials removed and ``api_key`` entries masked, in lists and dicts too."""
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: "**********" if k == "api_key" and v else _redacted(v) for k, v in value.items()}
+    return value
+
+
 def _hashable(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
@@ -173,14 +184,10 @@ class JudgeClientConfig(BaseModel):
         return self.max_tokens or self.judge_profile().max_tokens
 
     def __repr_args__(self) -> Any:
-        """The repr shows URLs without their credentials (the key is a ``SecretStr`` already)."""
+        """The repr shows URLs without their credentials and no key, nested mappings included (the
+        key is a ``SecretStr`` already; a nested config's ``api_key`` is a plain string)."""
         for name, value in super().__repr_args__():
-            if isinstance(value, str):
-                yield name, redact_url(value)
-            elif isinstance(value, list):
-                yield name, [redact_url(v) if isinstance(v, str) else v for v in value]
-            else:
-                yield name, value
+            yield name, _redacted(value)
 
     def __hash__(self) -> int:  # pydantic's frozen hash fails on dict fields (chat_template_kwargs)
         return hash(tuple(_hashable(v) for v in self.__dict__.values()))

@@ -142,3 +142,24 @@ def test_a_key_split_by_the_judgment_log_cut_is_still_scrubbed(tmp_path):
     line = log.read_text()
     logged = json.loads(line)["completion"]
     assert "chars cut" in logged and SECRET[:8] not in line and SECRET[-8:] not in line
+
+
+def test_the_second_judges_key_and_url_credentials_never_leave(tmp_path, caplog):
+    """``escalate_to`` given as a mapping holds a plain-string key and a URL with credentials:
+    neither shows in the config's repr or str, a reward, the metrics or the logs."""
+    import logging
+
+    from adapter import create_judge_reward
+    from adapter.config import RewardConfig
+
+    key, password = "sk-second-judge-7712", "pw-second-8841"
+    second = {"judge_url": f"http://bob:{password}@127.0.0.1:9", "api_key": key, "reward_timeout": 2}
+    config = {"judge_url": "http://127.0.0.1:9", "cache_dir": str(tmp_path / "c"), "reward_timeout": 3,
+              "escalate_to": second}  # fmt: skip
+    caplog.set_level(logging.DEBUG)
+    loaded = RewardConfig.from_any(config)
+    seen = repr(loaded) + str(loaded)
+    with create_judge_reward(config) as rs:
+        seen += str(rs.reward("Q?", "The answer is 42", "42")) + str(rs.get_metrics())
+    seen += caplog.text
+    assert key not in seen and password not in seen and "escalate_to" in seen
