@@ -122,7 +122,8 @@ class Command:
 
     @property
     def id(self) -> str:
-        return f"{self.block.page}: {self.line[:70]}"
+        env = "".join(f"{name}={value} " for name, value in self.env.items())
+        return f"{self.block.page}: {env}{self.line[:70]}"
 
 
 def _commands() -> list[Command]:
@@ -309,10 +310,15 @@ def _run_and_check(command: Command, sandbox: Sandbox, monkeypatch: pytest.Monke
     assert _run(command, sandbox, monkeypatch) == 0, f"{command.line!r} failed"
 
 
-RUN_ON_FAKE = [c for c in COMMANDS if not _listed(c, NOT_RUN) and not _listed(c, FAKE_CANNOT)]
-RUN_ON_REAL = [
-    c for c in COMMANDS if not _listed(c, NOT_RUN) and (_talks_to_a_judge(c) or _listed(c, FAKE_CANNOT))
-]
+def _once(commands: list[Command]) -> list[Command]:
+    """Each distinct line (with its environment) once: a line shown on two pages runs once."""
+    return list({(tuple(c.env.items()), c.line): c for c in reversed(commands)}.values())[::-1]
+
+
+RUN_ON_FAKE = _once([c for c in COMMANDS if not _listed(c, NOT_RUN) and not _listed(c, FAKE_CANNOT)])
+RUN_ON_REAL = _once(
+    [c for c in COMMANDS if not _listed(c, NOT_RUN) and (_talks_to_a_judge(c) or _listed(c, FAKE_CANNOT))]
+)
 
 
 @pytest.mark.parametrize("command", RUN_ON_FAKE, ids=[c.id for c in RUN_ON_FAKE])
