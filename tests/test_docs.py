@@ -15,6 +15,7 @@ import argparse
 import ast
 import contextlib
 import glob
+import importlib
 import importlib.util
 import json
 import os
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from adapter import JudgeRewardSystem
 from adapter import cli as adapter_cli
@@ -106,6 +108,24 @@ def _blocks() -> list[Block]:
 
 
 BLOCKS = _blocks()
+YAML_BLOCKS = [b for b in BLOCKS if b.language == "yaml"]
+(PROFILE_BLOCK,) = [b for b in YAML_BLOCKS if b.text.startswith("# my_profile/profile.yaml")]
+PROFILE_FOLDER = "my_profile"
+PROFILE_TEMPLATE = "Are these the same? {{ completion }} / {{ answer }}"
+READERS_FILE = re.compile(
+    r"#\s*([\w./-]+\.yaml):(.*)"
+)  # "# configs/verl-group.yaml: configs/verl.yaml, plus"
+
+
+def _readers_file(block: Block) -> tuple[str, dict[str, Any]] | None:
+    """The config file a YAML block says the reader makes: its name and keys (those of the base
+    config it names, then the block's)."""
+    header = READERS_FILE.match(block.text.splitlines()[0])
+    if header is None:
+        return None
+    base = re.search(r"configs/[\w-]+\.yaml", header.group(2))
+    keys = yaml.safe_load((REPO / base.group(0)).read_text()) if base else {}
+    return header.group(1), {**keys, **yaml.safe_load(block.text)}
 
 
 @dataclass(frozen=True)
@@ -194,8 +214,20 @@ def test_each_listed_exception_names_a_documented_command(table):
     assert [key for key in table if not any(c.line.startswith(key) for c in COMMANDS)] == []
 
 
+def _check_reward_function_overrides(command: Command, sandbox: Sandbox) -> None:
+    """verl's overrides that name our reward function: its module, the function and its config exist
+    (the config as the reader has it: $PWD is the sandbox)."""
+    settings = dict(a.lstrip("+").split("=", 1) for a in command.argv if "=" in a)
+    prefix = "reward.custom_reward_function."
+    if prefix + "path" in settings:
+        module = importlib.import_module(settings[prefix + "path"].removeprefix("pkg://"))
+        assert hasattr(module, settings[prefix + "name"]), command.line
+    if prefix + "reward_kwargs.config" in settings:
+        load_reward_config(settings[prefix + "reward_kwargs.config"].replace("$PWD", str(sandbox.root)))
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
-def test_a_documented_command_parses(command):
+def test_a_documented_command_parses(command, sandbox):
     program, *args = command.argv
     if program == "make":
         targets = re.findall(r"^([\w-]+):", (REPO / "Makefile").read_text(), re.M)
@@ -204,6 +236,7 @@ def test_a_documented_command_parses(command):
         )
     elif program == "python" and args[0] == "-m":
         assert importlib.util.find_spec(args[1].split(".")[0]) is not None, f"{command.line!r}: no module"
+        _check_reward_function_overrides(command, sandbox)
     elif program == "python":
         compile(args[args.index("-c") + 1], command.id, "exec")
     else:
@@ -226,9 +259,21 @@ class Sandbox:
 
 @pytest.fixture
 def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
-    """Runs in ``tmp_path`` with HOME there (the configs' caches) and ``JUDGE_MODEL_URL`` unset."""
-    for name in ("configs", "eval", "models"):
+    """Runs in ``tmp_path`` with HOME there (the configs' caches) and ``JUDGE_MODEL_URL`` unset; holds
+    the files the docs' YAML blocks say the reader makes (configs/verl-group.yaml, my_profile/...)."""
+    for name in ("eval", "models"):
         (tmp_path / name).symlink_to(REPO / name)
+    (tmp_path / "configs").mkdir()
+    for path in (REPO / "configs").glob("*.yaml"):
+        (tmp_path / "configs" / path.name).symlink_to(path)
+    for name, keys in filter(None, map(_readers_file, YAML_BLOCKS)):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(yaml.safe_dump(keys))
+    (tmp_path / PROFILE_FOLDER).mkdir()
+    (tmp_path / PROFILE_FOLDER / "profile.yaml").write_text(PROFILE_BLOCK.text)
+    template = re.search(r"user_template: (\S+)", PROFILE_BLOCK.text)
+    assert template is not None
+    (tmp_path / PROFILE_FOLDER / template.group(1)).write_text(PROFILE_TEMPLATE)
     for name in ("my_rows.jsonl", "labelled.jsonl"):
         (tmp_path / name).write_text("\n".join(SAMPLE_ROWS) + "\n")
     (tmp_path / "logs").mkdir()
@@ -372,7 +417,8 @@ class StandInTrainer:
             f"It is {a}." if k % 2 == 0 else "I do not know." for k, a in enumerate(columns["answer"])
         ]
         self.rewards = []
-        for func in reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]:
+        self.reward_funcs = reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]
+        for func in self.reward_funcs:
             rewards = func(
                 prompts=prompts, completions=completions, completion_ids=[[1]] * len(prompts), **columns
             )
@@ -381,6 +427,11 @@ class StandInTrainer:
 
     def train(self) -> None:
         """Nothing: the reward functions ran when the trainer was built."""
+
+    def close(self) -> None:
+        """Close the reward functions (the test's cleanup; TRL leaves that to the reader)."""
+        for func in self.reward_funcs:
+            func.close()
 
 
 def _stand_in_trl() -> types.ModuleType:
@@ -419,7 +470,7 @@ def test_a_python_block_runs_on_the_fake_judge(block, sandbox, fake_judge, monke
             exec(_keeping_values(DOCS_JUDGE_URL.sub(fake_judge.url, block.text), str(block)), namespace)
         finally:
             for value in namespace.values():
-                if isinstance(value, JudgeRewardSystem):
+                if isinstance(value, JudgeRewardSystem | StandInTrainer):
                     value.close()
             for provider in providers:
                 provider.shutdown()
@@ -428,24 +479,18 @@ def test_a_python_block_runs_on_the_fake_judge(block, sandbox, fake_judge, monke
 
 # YAML blocks.
 
-YAML_BLOCKS = [b for b in BLOCKS if b.language == "yaml"]
-PROFILE_TEMPLATE = "Are these the same? {{ completion }} / {{ answer }}"
-
 
 @pytest.mark.parametrize("block", YAML_BLOCKS, ids=[str(b) for b in YAML_BLOCKS])
 def test_a_yaml_block_loads_with_the_real_loader(block, sandbox):
-    """A profile.yaml block loads as a judge profile (its template written beside it), any other as a
-    reward config; a reward config's profile folder is the documented profile block's."""
-    (profile_block,) = [b for b in YAML_BLOCKS if "profile.yaml" in b.text.splitlines()[0]]
-    folder = sandbox.root / "my_profile"
-    folder.mkdir()
-    (folder / "profile.yaml").write_text(profile_block.text)
-    (folder / re.search(r"user_template: (\S+)", profile_block.text).group(1)).write_text(PROFILE_TEMPLATE)
-    if block is profile_block:
-        load_profile(str(folder))
+    """The profile.yaml block loads as a judge profile, any other as a reward config: the file it
+    says the reader makes (its base config plus the block), else the block alone."""
+    if block is PROFILE_BLOCK:
+        load_profile(str(sandbox.root / PROFILE_FOLDER))
         return
-    path = sandbox.root / "reward.yaml"
-    path.write_text(block.text)
+    made = _readers_file(block)
+    path = sandbox.root / (made[0] if made else "block.yaml")
+    if made is None:
+        path.write_text(block.text)
     load_reward_config(path)
 
 
