@@ -468,8 +468,9 @@ def _documented_reply(request: Command) -> tuple[Any, bool] | None:
     return None
 
 
-def _shape_differences(documented: Any, sent: Any, where: str = "reply") -> list[str]:
-    """Where a reply's keys differ from the documented example's ("...": any further keys)."""
+def _shape_differences(documented: Any, sent: Any, where: str = "value") -> list[str]:
+    """Where the keys of what the code sent differ from the documented example's ("...": any
+    further keys)."""
     if isinstance(documented, dict) and isinstance(sent, dict):
         shown = set(documented) - {"..."}
         problems = [f"{where}: {k!r} is documented, not sent" for k in sorted(shown - set(sent))]
@@ -510,6 +511,68 @@ def test_a_documented_request_gets_the_documented_reply(request_, sandbox, fake_
     assert sent.returncode == 0, sent.stdout + sent.stderr
     if documented is not None:
         assert _shape_differences(documented[0], json.loads(sent.stdout)) == []
+
+
+# JSON blocks that are not a request's reply: what the code writes, by what the block shows.
+
+NUMBER_ROWS = [
+    {"prompt": "What is 17 + 25?", "completion": "17 + 25 = 42.", "answer": "42", "answer_type": "NUMBER"},
+    {"prompt": "What is 17 + 25?", "completion": ":", "answer": "42", "answer_type": "NUMBER"},
+]
+
+
+def _judgment_log_lines(judge_url: str, folder: Path) -> list[dict[str, Any]]:
+    """The judgment log of a reward system that logs every reward, after two rewards."""
+    log = folder / "judgments.jsonl"
+    config = {
+        "judge_url": judge_url,
+        "use_cache": False,
+        "judgment_log_path": str(log),
+        "judgment_log_sample_rate": 1.0,
+    }
+    with JudgeRewardSystem(config) as rs:
+        rs.reward_batch(NUMBER_ROWS)
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _reward_distribution(judge_url: str, folder: Path) -> list[dict[str, Any]]:
+    """``get_metrics()["reward_distribution"]`` after a judged and a pre-checked NUMBER reward."""
+    with JudgeRewardSystem({"judge_url": judge_url, "use_cache": False}) as rs:
+        rs.reward_batch(NUMBER_ROWS)
+        return [rs.get_metrics()["reward_distribution"]]
+
+
+# What a block shows (a key only it has) -> what writes it.
+OUTPUTS: dict[str, Callable[[str, Path], list[dict[str, Any]]]] = {
+    "final_answer": _judgment_log_lines,
+    "near_zero_fraction": _reward_distribution,
+}
+
+
+def _json_values(block: Block) -> list[Any]:
+    """A JSON block's value, or its lines' (JSON lines)."""
+    try:
+        return [json.loads(block.text)]
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in block.text.splitlines()]
+
+
+REPLY_BLOCKS = {
+    str(b)
+    for request in REQUESTS
+    for b in BLOCKS[BLOCKS.index(request.block) + 1 :][:1]
+    if _documented_reply(request) is not None and b.language == "json"
+}
+OUTPUT_BLOCKS = [b for b in BLOCKS if b.language == "json" and str(b) not in REPLY_BLOCKS]
+
+
+@pytest.mark.parametrize("block", OUTPUT_BLOCKS, ids=[str(b) for b in OUTPUT_BLOCKS])
+def test_a_json_block_has_the_keys_the_code_writes(block, sandbox, fake_judge):
+    documented = _json_values(block)
+    writers = [write for key, write in OUTPUTS.items() if key in documented[0]]
+    assert len(writers) == 1, f"{block}: say in OUTPUTS what writes this JSON"
+    written = writers[0](fake_judge.url, sandbox.root)
+    assert [p for d in documented for p in _shape_differences(d, written[0])] == []
 
 
 # Python blocks.
