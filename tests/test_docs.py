@@ -575,6 +575,33 @@ def test_a_json_block_has_the_keys_the_code_writes(block, sandbox, fake_judge):
     assert [p for d in documented for p in _shape_differences(d, written[0])] == []
 
 
+# Text blocks that name Prometheus series (scrape output, queries): the series the code exposes.
+
+SERIES = re.compile(r"\bjudge_[a-z_]+\b")
+SERIES_BLOCKS = [b for b in BLOCKS if b.language == "text" and SERIES.search(b.text)]
+
+
+def _exposed_series(judge_url: str) -> set[str]:
+    """The series names (and metric families) a reward system's collector exposes after a judged
+    and a pre-checked reward and the canary probes."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from adapter.observability.prometheus_series import RewardCollector
+
+    with JudgeRewardSystem({"judge_url": judge_url, "use_cache": False}) as rs:
+        rs.reward_batch(NUMBER_ROWS)
+        rs.probe_canaries()
+        registry = CollectorRegistry()
+        registry.register(RewardCollector(rs.get_metrics))
+        scrape = generate_latest(registry).decode()
+    return set(re.findall(r"^(?:# TYPE )?(\w+)", scrape, re.M))
+
+
+@pytest.mark.parametrize("block", SERIES_BLOCKS, ids=[str(b) for b in SERIES_BLOCKS])
+def test_a_series_the_docs_name_is_exposed(block, fake_judge):
+    assert set(SERIES.findall(block.text)) - _exposed_series(fake_judge.url) == set()
+
+
 # Python blocks.
 
 PYTHON_BLOCKS = [b for b in BLOCKS if b.language == "python"]
