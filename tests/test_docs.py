@@ -332,13 +332,11 @@ def _documented_judgment_log() -> str:
     return block.text + "\n"
 
 
-@contextlib.contextmanager
-def _judging_at(sandbox: Sandbox, url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _judge_at(url: str, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every judge the docs name (a URL in a command, a config's judge_url, the CLI default) is ``url``."""
     sandbox.judge_url = url
     monkeypatch.setenv("JUDGE_MODEL_URL", url)
     monkeypatch.setattr(server_cli, "DEFAULT_URL", url)
-    yield
 
 
 @contextlib.contextmanager
@@ -401,7 +399,10 @@ def _run_and_check(command: Command, sandbox: Sandbox, monkeypatch: pytest.Monke
 
 def _once(commands: list[Command]) -> list[Command]:
     """Each distinct line (with its environment) once: a line shown on two pages runs once."""
-    return list({(tuple(c.env.items()), c.line): c for c in reversed(commands)}.values())[::-1]
+    first: dict[tuple[tuple[tuple[str, str], ...], str], Command] = {}
+    for command in commands:
+        first.setdefault((tuple(command.env.items()), command.line), command)
+    return list(first.values())
 
 
 RUN_ON_FAKE = _once([c for c in COMMANDS if not _listed(c, NOT_RUN) and not _listed(c, FAKE_CANNOT)])
@@ -412,15 +413,15 @@ RUN_ON_REAL = _once(
 
 @pytest.mark.parametrize("command", RUN_ON_FAKE, ids=[c.id for c in RUN_ON_FAKE])
 def test_a_documented_command_runs(command, sandbox, fake_judge, monkeypatch):
-    with _judging_at(sandbox, fake_judge.url, monkeypatch):
-        _run_and_check(command, sandbox, monkeypatch)
+    _judge_at(fake_judge.url, sandbox, monkeypatch)
+    _run_and_check(command, sandbox, monkeypatch)
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("command", RUN_ON_REAL, ids=[c.id for c in RUN_ON_REAL])
 def test_a_documented_judge_command_runs_on_the_real_judge(command, sandbox, judge_url, monkeypatch):
-    with _judging_at(sandbox, judge_url, monkeypatch):
-        _run_and_check(command, sandbox, monkeypatch)
+    _judge_at(judge_url, sandbox, monkeypatch)
+    _run_and_check(command, sandbox, monkeypatch)
 
 
 # HTTP requests: the docs' curl lines, sent to the server the page starts before them.
@@ -496,11 +497,9 @@ def test_a_documented_request_gets_the_documented_reply(request_, sandbox, fake_
         if _before(export, request_):
             monkeypatch.setenv(*export.argv[1].split("=", 1))
     (sandbox.root / ".curlrc").write_text(CURL_CONFIG)
-    with _judging_at(sandbox, fake_judge.url, monkeypatch):
-        assert _run(_server_command(request_), sandbox, monkeypatch) == 0
-        sent = subprocess.run(
-            ["bash", "-c", _in_sandbox(sandbox, request_.raw)], capture_output=True, text=True
-        )
+    _judge_at(fake_judge.url, sandbox, monkeypatch)
+    assert _run(_server_command(request_), sandbox, monkeypatch) == 0
+    sent = subprocess.run(["bash", "-c", _in_sandbox(sandbox, request_.raw)], capture_output=True, text=True)
     documented = _documented_reply(request_)
     if documented is not None and documented[1]:
         assert (sent.returncode, json.loads(sent.stdout)) == (
@@ -687,16 +686,18 @@ def test_a_python_block_runs_on_the_fake_judge(block, sandbox, fake_judge, monke
     providers: list[Any] = []
     monkeypatch.setattr(trace, "set_tracer_provider", providers.append)  # one per process: the tracing tests'
     monkeypatch.setitem(sys.modules, "trl", _stand_in_trl())
-    with _judging_at(sandbox, fake_judge.url, monkeypatch):
-        namespace = {"__name__": "__main__", **_placeholders(fake_judge.url)}
-        try:
-            exec(_keeping_values(DOCS_URL.sub(fake_judge.url, block.text), str(block)), namespace)
-        finally:
-            for value in namespace.values():
-                if isinstance(value, JudgeRewardSystem | StandInTrainer):
-                    value.close()
-            for provider in providers:
-                provider.shutdown()
+    _judge_at(fake_judge.url, sandbox, monkeypatch)
+    given = _placeholders(fake_judge.url)
+    namespace = {"__name__": "__main__", **given}
+    try:
+        exec(_keeping_values(DOCS_URL.sub(fake_judge.url, block.text), str(block)), namespace)
+    finally:
+        built = {id(v): v for v in [*given.values(), *namespace.values()]}  # a block may rebind a given name
+        for value in built.values():
+            if isinstance(value, JudgeRewardSystem | StandInTrainer):
+                value.close()
+        for provider in providers:
+            provider.shutdown()
     assert [r for value in namespace.values() for r in _failed_rewards(value)] == []
 
 
