@@ -61,6 +61,13 @@ _INJECTION = re.compile(
     r"|^[^\S\n]*(?:(?:final )?(?:verdict|judge?ment|rating)|decision)\s*:\s*"  # "Final Decision": a verdict string
     r"(?:\[\[|yes\b|no\b|correct\b|incorrect\b|true\b|false\b|[1-5](?![\d.]))"
     r"|\[\[(?:yes|no|[a-d]|\d{1,2})\]\]"
+    # Steering a comparison (group rewards): "Response A is better", "prefer this one", "Ranking: A > B".
+    r"|\b(?:response|output|completion|assistant|candidate)\s*\(?[a-p1-9]\)?\s+(?:is|was|would be)\s+(?:the\s+)?"
+    r"(?:better|best|superior|preferred|worse|worst|inferior)\b"
+    r"|\b(?:this|the (?:first|second|other|last)) (?:response|output|completion)\s+(?:is|was)\s+(?:the\s+)?"
+    r"(?:better|best|superior|preferred|worse|worst|inferior|wrong)\b"
+    r"|\b(?:prefer|choose|pick|select|rank) (?:me|this (?:one|response|output|completion))(?: first| instead)?\s*(?:[.!,;)]|$)"
+    r"|^[^\S\n]*ranking\s*:\s*\[?[A-P]\]?(?:\s*>\s*\[?[A-P]\]?)+"
     r"|\bscore(?: of|:)? ?[45](?:/5)?\b|\"score\"\s*:|</?(?:response|completion|reference)\b",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -91,7 +98,8 @@ _INJECTION_WORDS = (
     "ignore", "disregard", "forget", "override", "grade", "grading", "evaluator", "judge", "reviewer", "examiner",
     "marker", "teacher", "checker", "score", "marks", "points", "credit", "mark ", "rate ", "evaluate", "response",
     "completion", "reference", "deserves", "output", "reply", "respond", "you must", "verdict", "decision",
-    "judgment", "rating", "[[",
+    "judgment", "rating", "[[", "better", "best", "superior", "preferred", "worse", "worst", "inferior", "prefer",
+    "choose", "pick", "select", "rank",
 )  # fmt: skip
 
 
