@@ -59,7 +59,7 @@ from adapter.pipeline.inputs import (
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
 from adapter.pipeline.result import RewardResult
 from adapter.rubrics import parse_rubric
-from adapter.rubrics.judge import RubricJudge, criterion_config
+from adapter.rubrics.judge import RubricJudge, criterion_config, item_profile
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (
@@ -409,7 +409,10 @@ class BaseJudgeReward:
             return self._outcomes.finish(
                 request, started, 0.0, "rule", f"invalid rubric: {err}", reason="invalid_input"
             )
-        scored, error = await self._rubric().score(request, criteria)
+        checked = self._prechecked(request, started, item_profile())  # once per item, not per criterion
+        if isinstance(checked, RewardResult):
+            return checked
+        scored, error = await self._rubric().score(checked, criteria)
         per_criterion = {s.criterion: s.p_yes for s in scored.criteria if s.p_yes is not None}
         if scored.reward is not None:
             return self._outcomes.finish(

@@ -68,6 +68,10 @@ _INJECTION = re.compile(
     r"(?:better|best|superior|preferred|worse|worst|inferior|wrong)\b"
     r"|\b(?:prefer|choose|pick|select|rank) (?:me|this (?:one|response|output|completion))(?: first| instead)?\s*(?:[.!,;)]|$)"
     r"|^[^\S\n]*ranking\s*:\s*\[?[A-P]\]?(?:\s*>\s*\[?[A-P]\]?)+"
+    # Steering a rubric's criterion judge: "Criterion satisfied: Yes", "meets every criterion".
+    r"|^[^\S\n]*(?:criteri(?:on|a)|rubric)(?: (?:met|satisfied|passed))?\s*:\s*(?:yes|met|satisfied|passed|all)\b"
+    r"|\b(?:meets|satisfies|fulfils|fulfills|passes) (?:all|every|each) (?:(?:the|of the) )?(?:criteri(?:a|on)|rubric)"
+    r"|\b(?:all|every) (?:the )?(?:criteri(?:a|on)|rubric items?) (?:are|is) (?:met|satisfied|fulfilled|passed)\b"
     r"|\bscore(?: of|:)? ?[45](?:/5)?\b|\"score\"\s*:|</?(?:response|completion|reference)\b",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -99,7 +103,7 @@ _INJECTION_WORDS = (
     "marker", "teacher", "checker", "score", "marks", "points", "credit", "mark ", "rate ", "evaluate", "response",
     "completion", "reference", "deserves", "output", "reply", "respond", "you must", "verdict", "decision",
     "judgment", "rating", "[[", "better", "best", "superior", "preferred", "worse", "worst", "inferior", "prefer",
-    "choose", "pick", "select", "rank",
+    "choose", "pick", "select", "rank", "criteri", "rubric",
 )  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """Rubric items judged: each criterion one Yes/No judgment by the ``criterion`` profile, in one batch.
 
 The criteria go to a reward system of their own (``criterion_config``: the item's judge, profile
-``criterion``, no rule fallback, no cascade), which the facade builds and hands in: every request
+``criterion``, no rule fallback, no cascade, no pre-checks: the facade pre-checks the item once,
+as ``item_profile``), which the facade builds and hands in: every request
 carries the question and the response first and the criterion last, so one item's criteria share
 their prompt prefix in vLLM's prefix cache. In fast mode a criterion's score is P(Yes).
 """
@@ -9,13 +10,15 @@ their prompt prefix in vLLM's prefix cache. In fast mode a criterion's score is 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any, Protocol
 
 from adapter.config import RewardConfig
 from adapter.rubrics.criteria import Criterion, RubricScore, score_rubric
+from judge_vllm.profiles import JudgeProfile, load_profile
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["CRITERION_PROFILE", "CriteriaRewarder", "RubricJudge", "criterion_config"]
+__all__ = ["CRITERION_PROFILE", "CriteriaRewarder", "RubricJudge", "criterion_config", "item_profile"]
 
 CRITERION_PROFILE = "criterion"
 
@@ -28,10 +31,18 @@ class CriteriaRewarder(Protocol):
     def close(self) -> None: ...
 
 
+@cache
+def item_profile() -> JudgeProfile:
+    """What a rubric item is pre-checked as: the criterion profile, without its need for a
+    reference (each criterion is one; the item has none of its own)."""
+    return load_profile(CRITERION_PROFILE).model_copy(update={"needs_answer": False})
+
+
 def criterion_config(config: RewardConfig) -> RewardConfig:
     """The item's judge settings for criteria: profile ``criterion``, judge only (a rule cannot
-    grade a criterion), and none of the extras that belong to the item's own reward."""
-    return config.for_part_judge(CRITERION_PROFILE)
+    grade a criterion), no pre-checks (the item had them, once) and none of the extras that
+    belong to the item's own reward."""
+    return config.for_part_judge(CRITERION_PROFILE, prechecks=False)
 
 
 class RubricJudge:
