@@ -240,6 +240,17 @@ def _finite_decimal(value: float) -> bool:
     return denominator == 1
 
 
+# An answer whose last digit is worth this many tolerances or more is rounded past what the
+# tolerance forgives ("3" for 3.0001 at 1e-4); "0.3333" for 1/3 (3 tolerances) is not.
+COARSE_ANSWER_TOLERANCES = 10
+
+
+def _coarser_than(parsed: tuple[float, bool, float], rel_tol: float) -> bool:
+    """A decimal stated far more coarsely than the tolerance: equal to the reference only when exact."""
+    value, _, unit = parsed
+    return value != 0.0 and unit != 0.0 and unit / abs(value) >= COARSE_ANSWER_TOLERANCES * rel_tol
+
+
 def _candidates(parsed: tuple[float, bool, float]) -> set[float]:
     """The values a number may stand for: a percent also stands for its fraction."""
     value, percent, _ = parsed
@@ -248,12 +259,13 @@ def _candidates(parsed: tuple[float, bool, float]) -> set[float]:
 
 def numbers_equal(gold: str, pred: str, rel_tol: float, abs_tol: float) -> bool:
     """True when both parse and are the same number (a percent may stand for its fraction):
-    exactly, when the reference is ``stated_exactly``; else within ``rel_tol`` / ``abs_tol``."""
+    exactly, when the reference is ``stated_exactly`` or the answer is stated more coarsely than
+    the tolerance; else within ``rel_tol`` / ``abs_tol``."""
     g, p = _parse(gold), _parse(pred)
     if g is None or p is None:
         return False
-    if stated_exactly(gold, rel_tol):
-        rel_tol, abs_tol = FLOAT_NOISE, 0.0
+    if stated_exactly(gold, rel_tol) or _coarser_than(p, rel_tol):
+        rel_tol, abs_tol = FLOAT_NOISE, 0.0  # a rounded answer ("3" for 3.0001) is no near match
     return any(
         math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol) for a in _candidates(g) for b in _candidates(p)
     )

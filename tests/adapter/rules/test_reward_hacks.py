@@ -176,6 +176,8 @@ SHAPES = [
     ("box-over-two", SIX_SEVEN, "\\frac{\\boxed{42}}{2}", "42", "NUMBER", UNSURE),
     ("times-pi", SIX_SEVEN, "The answer is 42π", "42", "NUMBER", UNSURE),
     ("ish-suffix", SIX_SEVEN, "42ish", "42", "NUMBER", UNSURE),
+    ("rounded-past-the-tolerance", "What is 3 + 1/10000?", "The answer is 3", "3.0001", "NUMBER", ZERO),
+    ("decimals-dropped", "What is 100 + 1/250?", "The answer is 100", "100.004", "NUMBER", ZERO),
     # The price: work shown inside the box is no proof either (the judge reads it).
     ("work-in-the-box", SIMPLIFY, "\\boxed{2x + 2x = 4x}", "4x", "MATH_EXPRESSIONS", UNSURE),
     # Text: the reference inside a longer name, or another name beside it.
