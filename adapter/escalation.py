@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapter.config import ConfigLike, RewardConfig
-from adapter.pipeline.result import JUDGE_DECIDED
+from adapter.pipeline.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -60,29 +60,31 @@ class EscalatingJudge(BaseJudgeReward):
         """The first judge's reward, or the second's where the first's is in the band."""
         fields = request.model_dump(exclude={"metadata", "final_answer"})
         first = await self.first.areward(**fields)
-        if first["source"] not in JUDGE_DECIDED:
+        first_reward = judged_reward(first)
+        if first_reward is None:
             raise JudgeUnavailableError(f"first judge: {first['reason']}")
         low, high = self.band
-        if not low <= first["reward"] <= high:
+        if not low <= first_reward <= high:
             return Verdict(
-                score=first["reward"],
+                score=first_reward,
                 explanation=first["explanation"],
-                judge_scores={"first": first["reward"], "second": None},
+                judge_scores={"first": first_reward, "second": None},
             )
         self.escalations += 1
         second = await self.second.areward(**fields)
-        if second["source"] not in JUDGE_DECIDED:
+        second_reward = judged_reward(second)
+        if second_reward is None:
             return Verdict(
-                score=first["reward"],
-                explanation=f"first judge {first['reward']:.2f} unsure, second judge unavailable "
+                score=first_reward,
+                explanation=f"first judge {first_reward:.2f} unsure, second judge unavailable "
                 f"({second['reason']}): {first['explanation']}",
-                judge_scores={"first": first["reward"], "second": None},
+                judge_scores={"first": first_reward, "second": None},
             )
         return Verdict(
-            score=second["reward"],
-            explanation=f"escalated: first judge {first['reward']:.2f} in [{low:g}, {high:g}]; "
+            score=second_reward,
+            explanation=f"escalated: first judge {first_reward:.2f} in [{low:g}, {high:g}]; "
             f"second judge: {second['explanation']}",
-            judge_scores={"first": first["reward"], "second": second["reward"]},
+            judge_scores={"first": first_reward, "second": second_reward},
         )
 
     def get_metrics(self) -> dict[str, Any]:

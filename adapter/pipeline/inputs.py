@@ -27,7 +27,7 @@ __all__ = [
     "request_from_item",
 ]
 
-RewardItem = Mapping[str, Any] | JudgeRequest | Sequence[Any]
+RewardItem = Mapping[str, object] | JudgeRequest | Sequence[object]
 REQUEST_FIELDS = ("prompt", "completion", "answer", "answer_type")
 
 

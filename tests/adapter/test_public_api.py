@@ -8,6 +8,7 @@ DOCUMENTED = {
     "JudgeRewardSystem",
     "MultiJudge",
     "RewardConfig",
+    "RewardDict",
     "RewardResult",
     "RuleRewardSystem",
     "create_judge_reward",
