@@ -8,6 +8,7 @@ result = reward_system.reward(prompt, completion, answer, answer_type="NUMBER")
 from adapter.config import RewardConfig, load_reward_config
 from adapter.ensemble import MultiJudge
 from adapter.factory import create_judge_reward
+from adapter.observability.metrics_dict import MetricsDict
 from adapter.pipeline.result import RewardDict, RewardResult
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from adapter.rules import RuleRewardSystem
@@ -15,6 +16,7 @@ from adapter.rules import RuleRewardSystem
 __all__ = [
     "BaseJudgeReward",
     "JudgeRewardSystem",
+    "MetricsDict",
     "MultiJudge",
     "RewardConfig",
     "RewardDict",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import statistics
-from typing import Any
 
 from adapter.config import ConfigLike, RewardConfig
+from adapter.observability.metrics_dict import MetricsDict
 from adapter.pipeline.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
@@ -92,7 +92,7 @@ class MultiJudge(BaseJudgeReward):
         if len(models) > 1 and len(set(models)) == 1:
             logger.warning("every judge in judge_urls serves %s. %s.", models[0], REPLICAS_HINT)
 
-    def get_metrics(self) -> dict[str, Any]:
+    def get_metrics(self) -> MetricsDict:
         """The ensemble's metrics plus each judge's."""
         snapshot = super().get_metrics()
         snapshot["judges"] = {redact_url(url): judge.get_metrics() for url, judge in self.judges.items()}

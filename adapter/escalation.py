@@ -12,9 +12,8 @@ asked or not answered); ``get_metrics()`` adds ``escalations`` and each judge's 
 
 from __future__ import annotations
 
-from typing import Any
-
 from adapter.config import ConfigLike, RewardConfig
+from adapter.observability.metrics_dict import MetricsDict
 from adapter.pipeline.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
@@ -87,16 +86,14 @@ class EscalatingJudge(BaseJudgeReward):
             judge_scores={"first": first_reward, "second": second_reward},
         )
 
-    def get_metrics(self) -> dict[str, Any]:
+    def get_metrics(self) -> MetricsDict:
         """This system's metrics, escalations, both judges' metrics, and their calls added up."""
         snapshot = super().get_metrics()
         judges = {"first": self.first.get_metrics(), "second": self.second.get_metrics()}
-        snapshot.update(
-            escalations=self.escalations,
-            judges=judges,
-            judge_calls=sum(m.get("judge_calls") or 0 for m in judges.values()),
-            model=judges["first"].get("model"),
-        )
+        snapshot["escalations"] = self.escalations
+        snapshot["judges"] = judges
+        snapshot["judge_calls"] = sum(m.get("judge_calls") or 0 for m in judges.values())
+        snapshot["model"] = judges["first"].get("model")
         return snapshot
 
     def close(self) -> None:

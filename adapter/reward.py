@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Coroutine, Iterable
-from typing import Any, TypeGuard, TypeVar
+from typing import TypeGuard, TypeVar
 
 from adapter.cache.keys import cache_key
 from adapter.cache.verdict_cache import VerdictCache
@@ -43,6 +43,7 @@ from adapter.groups.settings import GroupSettings
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
+from adapter.observability.metrics_dict import MetricsDict
 from adapter.observability.metrics_endpoint import serve_metrics
 from adapter.pipeline.cascade import rule_first
 from adapter.pipeline.fallback import RuleFallback
@@ -191,28 +192,30 @@ class BaseJudgeReward:
         """Run one round of canary probes now; return the judge's false-positive rate."""
         return self._loop.run(self._probe_canaries())
 
-    def get_metrics(self) -> dict[str, Any]:
+    def get_metrics(self) -> MetricsDict:
         """Counters, rates, latency percentiles, queue and breaker state."""
         dispatcher = self._dispatcher
         client = dispatcher.client if dispatcher else None
         canary = self.canary.snapshot()
-        snapshot = self.metrics.snapshot(canary["false_positive_rate"])
-        snapshot.update(
-            canary=canary,
-            current_queue_size=dispatcher.batcher.queue_size if dispatcher else 0,
-            inflight=dispatcher.batcher.inflight if dispatcher else 0,
-            circuit_breaker=self._breaker.snapshot(),
-            cache=self._cache.stats() if self._cache else None,
-            cache_entries=len(self._cache) if self._cache else 0,
-            model=self._known_model(),
-            context_cuts=client.context_cuts if client else 0,
-            coarse_fast_verdicts=client.coarse_fast_verdicts if client else 0,
-            mode=self.config.mode,
-            profile=self.config.profile,
-            judgment_log=self.judgment_log.snapshot(),
-        )
+        snapshot: MetricsDict = {
+            **self.metrics.snapshot(canary["false_positive_rate"]),
+            "canary": canary,
+            "current_queue_size": dispatcher.batcher.queue_size if dispatcher else 0,
+            "inflight": dispatcher.batcher.inflight if dispatcher else 0,
+            "circuit_breaker": self._breaker.snapshot(),
+            "cache": self._cache.stats() if self._cache else None,
+            "cache_entries": len(self._cache) if self._cache else 0,
+            "model": self._known_model(),
+            "context_cuts": client.context_cuts if client else 0,
+            "coarse_fast_verdicts": client.coarse_fast_verdicts if client else 0,
+            "mode": self.config.mode,
+            "profile": self.config.profile,
+            "judgment_log": self.judgment_log.snapshot(),
+        }
         if isinstance(client, ReplicaPool):
-            snapshot.update(client.snapshot())
+            pool = client.snapshot()
+            snapshot["failovers"] = pool["failovers"]
+            snapshot["replicas"] = pool["replicas"]
         return snapshot
 
     def close(self) -> None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict
 
-from adapter import BaseJudgeReward, RewardDict, RuleRewardSystem
+from adapter import BaseJudgeReward, MetricsDict, RewardDict, RuleRewardSystem
 from eval.dataset import EvalRow
 
 __all__ = [
@@ -72,14 +72,13 @@ class RuleScore(BaseModel):
     extracted: str | None = None
 
 
-class JudgeRun(BaseModel):
+@dataclass(frozen=True)
+class JudgeRun:
     """The judge's results for every row, in input order, and what the run cost."""
-
-    model_config = ConfigDict(frozen=True)
 
     results: list[RewardDict]
     seconds: float
-    metrics: dict[str, Any]
+    metrics: MetricsDict
 
 
 class _JudgeFields(TypedDict, total=False):

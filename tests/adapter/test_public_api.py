@@ -6,6 +6,7 @@ import adapter.rules
 DOCUMENTED = {
     "BaseJudgeReward",
     "JudgeRewardSystem",
+    "MetricsDict",
     "MultiJudge",
     "RewardConfig",
     "RewardDict",
