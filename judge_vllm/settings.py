@@ -6,6 +6,7 @@ once, with one default.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import httpx
@@ -32,7 +33,7 @@ def check_judge_url(value: str) -> str:
     return value.strip().rstrip("/")
 
 
-def _hashable(value: Any) -> Any:
+def _hashable(value: object) -> object:
     if isinstance(value, dict):
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
     if isinstance(value, list):
@@ -99,7 +100,7 @@ class JudgeClientConfig(BaseModel):
 
     @field_validator("api_key", "model", mode="before")
     @classmethod
-    def _empty_is_none(cls, value: Any) -> Any:
+    def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
 
     @field_validator("judge_url")
@@ -158,7 +159,7 @@ class JudgeClientConfig(BaseModel):
         """The judge's token budget for one reply."""
         return self.max_tokens or self.judge_profile().max_tokens
 
-    def __repr_args__(self) -> Any:
+    def __repr_args__(self) -> Iterator[tuple[str | None, object]]:
         """The repr shows URLs without their credentials (the key is a ``SecretStr`` already)."""
         for name, value in super().__repr_args__():
             if isinstance(value, str):
