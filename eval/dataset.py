@@ -59,7 +59,7 @@ class EvalRow(BaseModel):
 
     @field_validator("prompt", "completion", "answer", "id", mode="before")
     @classmethod
-    def _text(cls, value: object, info: ValidationInfo) -> str:
+    def _text(cls, value: object, info: ValidationInfo[object]) -> str:
         return coerce_text(value, str(info.field_name))
 
     @field_validator("answer_type", mode="before")

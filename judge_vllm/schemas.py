@@ -91,7 +91,7 @@ class JudgeRequest(BaseModel):
 
     @field_validator("prompt", "completion", "answer", mode="before")
     @classmethod
-    def _text(cls, value: object, info: ValidationInfo) -> str:
+    def _text(cls, value: object, info: ValidationInfo[object]) -> str:
         return coerce_text(value, str(info.field_name))
 
     @field_validator("responses", mode="before")
