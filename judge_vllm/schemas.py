@@ -15,6 +15,7 @@ __all__ = [
     "JudgeReply",
     "JudgeRequest",
     "LogprobPosition",
+    "ServerHealth",
     "Verdict",
     "coerce_text",
     "normalise_answer_type",
@@ -22,6 +23,17 @@ __all__ = [
     "parse_completion_reply",
     "valid_unicode",
 ]
+
+
+class ServerHealth(TypedDict):
+    """``JudgeClient.health()``: whether the judge server answered ``/health`` (with its status
+    and model), or the error that kept it from answering; ``url`` without credentials."""
+
+    reachable: bool
+    status_code: NotRequired[int]
+    error: NotRequired[str]
+    model: str | None
+    url: str
 
 
 class AnswerType(str, Enum):
