@@ -6,7 +6,6 @@ once, with one default.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Literal
 
 import httpx
@@ -33,7 +32,7 @@ def check_judge_url(value: str) -> str:
     return value.strip().rstrip("/")
 
 
-def _hashable(value: object) -> object:
+def _hashable(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
     if isinstance(value, list):
@@ -100,7 +99,7 @@ class JudgeClientConfig(BaseModel):
 
     @field_validator("api_key", "model", mode="before")
     @classmethod
-    def _empty_is_none(cls, value: object) -> object:
+    def _empty_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
 
     @field_validator("judge_url")
@@ -159,7 +158,7 @@ class JudgeClientConfig(BaseModel):
         """The judge's token budget for one reply."""
         return self.max_tokens or self.judge_profile().max_tokens
 
-    def __repr_args__(self) -> Iterator[tuple[str | None, object]]:
+    def __repr_args__(self) -> Any:
         """The repr shows URLs without their credentials (the key is a ``SecretStr`` already)."""
         for name, value in super().__repr_args__():
             if isinstance(value, str):
