@@ -8,15 +8,18 @@ result = reward_system.reward(prompt, completion, answer, answer_type="NUMBER")
 from adapter.config import RewardConfig, load_reward_config
 from adapter.ensemble import MultiJudge
 from adapter.factory import create_judge_reward
-from adapter.pipeline.result import RewardResult
+from adapter.observability.metrics_dict import MetricsDict
+from adapter.pipeline.result import RewardDict, RewardResult
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from adapter.rules import RuleRewardSystem
 
 __all__ = [
     "BaseJudgeReward",
     "JudgeRewardSystem",
+    "MetricsDict",
     "MultiJudge",
     "RewardConfig",
+    "RewardDict",
     "RewardResult",
     "RuleRewardSystem",
     "create_judge_reward",

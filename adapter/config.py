@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from adapter.groups.settings import GroupSettings
 from adapter.pipeline.calibration import ConfidenceCalibration
@@ -252,7 +252,7 @@ class RewardConfig(JudgeClientConfig):
 
     @field_validator("judge_urls", "judge_replicas")
     @classmethod
-    def _urls(cls, value: list[str] | None, info: Any) -> list[str] | None:
+    def _urls(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
         if value is not None and not value:
             raise ValueError(f"list at least one judge URL, or leave {info.field_name} out")
         if value is None:
@@ -277,7 +277,7 @@ class RewardConfig(JudgeClientConfig):
             shared["judge_url"] = check_judge_url(judge_url)
         return JudgeClientConfig.model_construct(**shared)
 
-    def for_part_judge(self, profile: str, **update: Any) -> RewardConfig:
+    def for_part_judge(self, profile: str, **update: object) -> RewardConfig:
         """This judge's settings for a part of a reward judged by a reward system of its own (a
         rubric's criteria, a group's comparisons): ``profile``, judge only (a rule grades no
         part), and none of the extras that belong to the item's own reward."""
@@ -304,7 +304,7 @@ class RewardConfig(JudgeClientConfig):
         return _validate({**_env_overrides(), **data})
 
 
-ConfigLike = RewardConfig | Mapping[str, Any] | str | Path | None
+ConfigLike = RewardConfig | Mapping[str, object] | str | Path | None
 
 
 def interpolate_env(value: Any, env: Mapping[str, str] | None = None, key: str = "config") -> Any:

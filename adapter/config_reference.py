@@ -4,8 +4,6 @@ prints it, docs/config-reference.md is its output (a test compares them)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -52,7 +50,7 @@ def _default(info: FieldInfo) -> str:
             if isinstance(info.default_factory, type) and issubclass(info.default_factory, BaseModel)
             else "[]"
         )
-    value: Any = info.default
+    value: object = info.default
     return "none" if value is None else f"`{value}`"
 
 

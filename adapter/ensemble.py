@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import statistics
-from typing import Any
 
 from adapter.config import ConfigLike, RewardConfig
-from adapter.pipeline.result import JUDGE_DECIDED
+from adapter.observability.metrics_dict import MetricsDict
+from adapter.pipeline.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.redaction import redact_url
@@ -70,10 +70,7 @@ class MultiJudge(BaseJudgeReward):
         fields = request.model_dump(exclude={"metadata", "final_answer"})
         results = await asyncio.gather(*(judge.areward(**fields) for judge in self.judges.values()))
         self._check_same_model()
-        per_judge = {
-            redact_url(url): r["reward"] if r["source"] in JUDGE_DECIDED else None
-            for url, r in zip(self.judges, results, strict=True)
-        }
+        per_judge = {redact_url(url): judged_reward(r) for url, r in zip(self.judges, results, strict=True)}
         scores = [s for s in per_judge.values() if s is not None]
         if not scores:
             reasons = sorted({str(r["reason"]) for r in results})
@@ -95,7 +92,7 @@ class MultiJudge(BaseJudgeReward):
         if len(models) > 1 and len(set(models)) == 1:
             logger.warning("every judge in judge_urls serves %s. %s.", models[0], REPLICAS_HINT)
 
-    def get_metrics(self) -> dict[str, Any]:
+    def get_metrics(self) -> MetricsDict:
         """The ensemble's metrics plus each judge's."""
         snapshot = super().get_metrics()
         snapshot["judges"] = {redact_url(url): judge.get_metrics() for url, judge in self.judges.items()}

@@ -12,10 +12,9 @@ asked or not answered); ``get_metrics()`` adds ``escalations`` and each judge's 
 
 from __future__ import annotations
 
-from typing import Any
-
 from adapter.config import ConfigLike, RewardConfig
-from adapter.pipeline.result import JUDGE_DECIDED
+from adapter.observability.metrics_dict import MetricsDict
+from adapter.pipeline.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -60,41 +59,41 @@ class EscalatingJudge(BaseJudgeReward):
         """The first judge's reward, or the second's where the first's is in the band."""
         fields = request.model_dump(exclude={"metadata", "final_answer"})
         first = await self.first.areward(**fields)
-        if first["source"] not in JUDGE_DECIDED:
+        first_reward = judged_reward(first)
+        if first_reward is None:
             raise JudgeUnavailableError(f"first judge: {first['reason']}")
         low, high = self.band
-        if not low <= first["reward"] <= high:
+        if not low <= first_reward <= high:
             return Verdict(
-                score=first["reward"],
+                score=first_reward,
                 explanation=first["explanation"],
-                judge_scores={"first": first["reward"], "second": None},
+                judge_scores={"first": first_reward, "second": None},
             )
         self.escalations += 1
         second = await self.second.areward(**fields)
-        if second["source"] not in JUDGE_DECIDED:
+        second_reward = judged_reward(second)
+        if second_reward is None:
             return Verdict(
-                score=first["reward"],
-                explanation=f"first judge {first['reward']:.2f} unsure, second judge unavailable "
+                score=first_reward,
+                explanation=f"first judge {first_reward:.2f} unsure, second judge unavailable "
                 f"({second['reason']}): {first['explanation']}",
-                judge_scores={"first": first["reward"], "second": None},
+                judge_scores={"first": first_reward, "second": None},
             )
         return Verdict(
-            score=second["reward"],
-            explanation=f"escalated: first judge {first['reward']:.2f} in [{low:g}, {high:g}]; "
+            score=second_reward,
+            explanation=f"escalated: first judge {first_reward:.2f} in [{low:g}, {high:g}]; "
             f"second judge: {second['explanation']}",
-            judge_scores={"first": first["reward"], "second": second["reward"]},
+            judge_scores={"first": first_reward, "second": second_reward},
         )
 
-    def get_metrics(self) -> dict[str, Any]:
+    def get_metrics(self) -> MetricsDict:
         """This system's metrics, escalations, both judges' metrics, and their calls added up."""
         snapshot = super().get_metrics()
         judges = {"first": self.first.get_metrics(), "second": self.second.get_metrics()}
-        snapshot.update(
-            escalations=self.escalations,
-            judges=judges,
-            judge_calls=sum(m.get("judge_calls") or 0 for m in judges.values()),
-            model=judges["first"].get("model"),
-        )
+        snapshot["escalations"] = self.escalations
+        snapshot["judges"] = judges
+        snapshot["judge_calls"] = sum(m.get("judge_calls") or 0 for m in judges.values())
+        snapshot["model"] = judges["first"].get("model")
         return snapshot
 
     def close(self) -> None:

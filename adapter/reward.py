@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Coroutine, Iterable
-from typing import Any, TypeGuard
+from typing import TypeGuard, TypeVar
 
 from adapter.cache.keys import cache_key
 from adapter.cache.verdict_cache import VerdictCache
@@ -43,6 +43,7 @@ from adapter.groups.settings import GroupSettings
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
+from adapter.observability.metrics_dict import MetricsDict
 from adapter.observability.metrics_endpoint import serve_metrics
 from adapter.pipeline.cascade import rule_first
 from adapter.pipeline.fallback import RuleFallback
@@ -57,7 +58,7 @@ from adapter.pipeline.inputs import (
     request_from_item,
 )
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
-from adapter.pipeline.result import RewardResult
+from adapter.pipeline.result import RewardDict, RewardResult
 from adapter.rubrics import parse_rubric
 from adapter.rubrics.judge import RubricJudge, criterion_config, item_profile
 from judge_vllm.backend import JudgeBackend
@@ -75,6 +76,7 @@ from judge_vllm.schemas import JudgeRequest, Verdict
 __all__ = ["BaseJudgeReward", "ConfigLike", "JudgeRewardSystem", "RewardItem"]
 
 logger = logging.getLogger("JudgeReward")
+T = TypeVar("T")
 
 # Time kept for the rule fallback out of ``timeout`` beyond its symbolic bound (symbolic_timeout).
 FALLBACK_MARGIN_S = 0.25
@@ -125,7 +127,7 @@ class BaseJudgeReward:
         self._dispatcher: JudgeDispatcher | None = None
         self._start_lock: asyncio.Lock | None = None
         self._canary_task: asyncio.Task[None] | None = None
-        self._judging: set[asyncio.Task[Any]] = set()
+        self._judging: set[asyncio.Task[object]] = set()
         self._rubric_judge: RubricJudge | None = None
         self._side_judges_lock = threading.Lock()
         self._group_judge: GroupJudge | None = None
@@ -147,14 +149,16 @@ class BaseJudgeReward:
     # -- public sync API -------------------------------------------------------------
 
     def reward(
-        self, prompt: Any, completion: Any, answer: Any = None, answer_type: Any = None, **metadata: Any
-    ) -> dict[str, Any]:
+        self, prompt: object, completion: object, answer: object = None, answer_type: object = None,
+        **metadata: object,
+    ) -> RewardDict:
         """Score one completion; always returns a dict with ``reward`` and ``source``. With
         ``rubric=[criteria]`` the reward is the rubric's (``answer`` optional)."""
         return self.compute_reward(prompt, completion, answer, answer_type, **metadata).to_dict()
 
     def compute_reward(
-        self, prompt: Any, completion: Any, answer: Any = None, answer_type: Any = None, **metadata: Any
+        self, prompt: object, completion: object, answer: object = None, answer_type: object = None,
+        **metadata: object,
     ) -> RewardResult:
         """Like ``reward`` but returns the ``RewardResult`` (``.score``, ``.source``, ...)."""
         started = time.monotonic()
@@ -172,12 +176,12 @@ class BaseJudgeReward:
             future.cancel()
             return self._fall_back(request, started, JudgeTimeoutError("Timeout waiting for results"))
 
-    def reward_batch(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
+    def reward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score many completions at once (batched to the judge); results in input order."""
         results = self._loop.run(self._score_items(batch_items(items), time.monotonic()))
         return [r.to_dict() for r in results]
 
-    def reward_group(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
+    def reward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score the completions of one prompt together, as ``group:`` in the config says
         (pairwise, listwise, or pointwise when unset): one reward per item, in order, each with
         the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``."""
@@ -188,28 +192,30 @@ class BaseJudgeReward:
         """Run one round of canary probes now; return the judge's false-positive rate."""
         return self._loop.run(self._probe_canaries())
 
-    def get_metrics(self) -> dict[str, Any]:
+    def get_metrics(self) -> MetricsDict:
         """Counters, rates, latency percentiles, queue and breaker state."""
         dispatcher = self._dispatcher
         client = dispatcher.client if dispatcher else None
         canary = self.canary.snapshot()
-        snapshot = self.metrics.snapshot(canary["false_positive_rate"])
-        snapshot.update(
-            canary=canary,
-            current_queue_size=dispatcher.batcher.queue_size if dispatcher else 0,
-            inflight=dispatcher.batcher.inflight if dispatcher else 0,
-            circuit_breaker=self._breaker.snapshot(),
-            cache=self._cache.stats() if self._cache else None,
-            cache_entries=len(self._cache) if self._cache else 0,
-            model=self._known_model(),
-            context_cuts=client.context_cuts if client else 0,
-            coarse_fast_verdicts=client.coarse_fast_verdicts if client else 0,
-            mode=self.config.mode,
-            profile=self.config.profile,
-            judgment_log=self.judgment_log.snapshot(),
-        )
+        snapshot: MetricsDict = {
+            **self.metrics.snapshot(canary["false_positive_rate"]),
+            "canary": canary,
+            "current_queue_size": dispatcher.batcher.queue_size if dispatcher else 0,
+            "inflight": dispatcher.batcher.inflight if dispatcher else 0,
+            "circuit_breaker": self._breaker.snapshot(),
+            "cache": self._cache.stats() if self._cache else None,
+            "cache_entries": len(self._cache) if self._cache else 0,
+            "model": self._known_model(),
+            "context_cuts": client.context_cuts if client else 0,
+            "coarse_fast_verdicts": client.coarse_fast_verdicts if client else 0,
+            "mode": self.config.mode,
+            "profile": self.config.profile,
+            "judgment_log": self.judgment_log.snapshot(),
+        }
         if isinstance(client, ReplicaPool):
-            snapshot.update(client.snapshot())
+            pool = client.snapshot()
+            snapshot["failovers"] = pool["failovers"]
+            snapshot["replicas"] = pool["replicas"]
         return snapshot
 
     def close(self) -> None:
@@ -235,19 +241,20 @@ class BaseJudgeReward:
     # -- public async API ------------------------------------------------------------
 
     async def areward(
-        self, prompt: Any, completion: Any, answer: Any = None, answer_type: Any = None, **metadata: Any
-    ) -> dict[str, Any]:
+        self, prompt: object, completion: object, answer: object = None, answer_type: object = None,
+        **metadata: object,
+    ) -> RewardDict:
         """Async ``reward``, callable from any event loop."""
         request = build_request(prompt, completion, answer, answer_type, metadata)
         result: RewardResult = await self._on_loop(self._score(request, time.monotonic()))
         return result.to_dict()
 
-    async def areward_batch(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
+    async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_batch``, callable from any event loop."""
         results = await self._on_loop(self._score_items(batch_items(items), time.monotonic()))
         return [r.to_dict() for r in results]
 
-    async def areward_group(self, items: Iterable[RewardItem]) -> list[dict[str, Any]]:
+    async def areward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_group``, callable from any event loop."""
         members = group_requests(items)
         results = await self._on_loop(self._score_group(members, time.monotonic()))
@@ -369,7 +376,7 @@ class BaseJudgeReward:
         request, key = step
         return await self._judged(request, started, key)
 
-    async def _score_items(self, items: list[Any], started: float) -> list[RewardResult]:
+    async def _score_items(self, items: list[object], started: float) -> list[RewardResult]:
         return list(await asyncio.gather(*(self._score(request_from_item(i), started) for i in items)))
 
     async def _afall_back(
@@ -529,7 +536,7 @@ class BaseJudgeReward:
 
     # -- the loop thread's state ---------------------------------------------------------
 
-    async def _on_loop(self, coro: Coroutine[Any, Any, Any]) -> Any:
+    async def _on_loop(self, coro: Coroutine[object, None, T]) -> T:
         if self._loop.in_loop_thread():
             return await coro
         return await asyncio.wrap_future(self._loop.submit(coro))

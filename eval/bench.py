@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import httpx
 
@@ -38,6 +38,10 @@ from judge_vllm import launcher
 from judge_vllm.contract import SCALE_LABELS, verdict_schema
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.settings import JudgeClientConfig
+
+if TYPE_CHECKING:  # vLLM is imported only by the offline benchmark
+    from vllm import LLM, SamplingParams
+    from vllm.entrypoints.chat_utils import ChatCompletionMessageParam
 
 __all__ = ["build_parser", "main", "mixed_items"]
 
@@ -72,11 +76,15 @@ def mixed_items(n: int, offset: int = 0, group: int = 1) -> list[dict[str, str]]
     return items
 
 
-def _messages(item: dict[str, str], mode: Mode, nonce: str | None = NONCE) -> list[dict[str, str]]:
+def _messages(
+    item: dict[str, str], mode: Mode, nonce: str | None = NONCE
+) -> list[ChatCompletionMessageParam]:
     """The judge's messages; ``nonce=None`` draws a fresh one, as the adapter does per request."""
-    return render_prompt(
-        item["prompt"], item["completion"], item["answer"], item["answer_type"], mode=mode, nonce=nonce
-    ).messages()
+    return [
+        *render_prompt(
+            item["prompt"], item["completion"], item["answer"], item["answer_type"], mode=mode, nonce=nonce
+        ).messages()
+    ]
 
 
 def _repeat(fn: Callable[[], float], repeats: int) -> list[float]:
@@ -165,7 +173,7 @@ def offline_engine_rates(model_dir: str, items: list[dict[str, str]], repeats: i
         llm.llm_engine.engine_core.shutdown()  # its worker process would outlive (b) otherwise
 
 
-def _offline_rates(llm: Any, items: list[dict[str, str]], repeats: int) -> dict[str, list[float]]:
+def _offline_rates(llm: LLM, items: list[dict[str, str]], repeats: int) -> dict[str, list[float]]:
     from vllm import SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
@@ -183,7 +191,7 @@ def _offline_rates(llm: Any, items: list[dict[str, str]], repeats: int) -> dict[
         )
         llm.chat([_messages(item, mode) for item in items[:2]], params, use_tqdm=False)
 
-        def run(mode: Mode = mode, params: Any = params) -> float:
+        def run(mode: Mode = mode, params: SamplingParams = params) -> float:
             # Fresh nonces every repeat, as the adapter sends: a fixed nonce would let later
             # repeats hit vLLM's prefix cache on the whole prompt, which no real run does.
             conversations = [_messages(item, mode, nonce=None) for item in items]

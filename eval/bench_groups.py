@@ -11,8 +11,7 @@ measured tokens at an assumed prefill and decode rate of a 1.5B judge on one dat
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import httpx
 from pydantic import BaseModel, ConfigDict
@@ -28,7 +27,7 @@ END = "<!-- judge-bench --groups: end -->"
 # tokens; decode tokens over a batch): stated, not measured here (no GPU on this machine).
 GPU_PREFILL_TOKENS_S = 20_000.0
 GPU_DECODE_TOKENS_S = 2_000.0
-MODES: tuple[tuple[str, dict[str, Any]], ...] = (
+MODES: tuple[tuple[str, dict[str, object]], ...] = (
     ("pointwise", {"mode": "pointwise"}),
     ("pairwise, all_pairs", {"mode": "pairwise", "schedule": "all_pairs"}),
     ("pairwise, round_robin k=2", {"mode": "pairwise", "schedule": "round_robin", "opponents": 2}),
@@ -75,7 +74,9 @@ def _counters(url: str) -> dict[str, float]:
     return totals
 
 
-def group_costs(url: str, sizes: Sequence[int], items_for: Any) -> list[GroupCost]:
+def group_costs(
+    url: str, sizes: Sequence[int], items_for: Callable[[int, int], Sequence[Mapping[str, object]]]
+) -> list[GroupCost]:
     """Each mode of ``MODES`` on one group of each size; ``items_for(n, question)`` makes a group."""
     costs = []
     question = 1000  # far from the questions of the other sections

@@ -15,11 +15,11 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import httpx
 
 from adapter import JudgeRewardSystem
+from adapter.observability.judgment_log import JudgmentLogCounts
 from eval.soak import _rss_mb
 from judge_vllm import launcher
 
@@ -27,7 +27,7 @@ __all__ = ["overhead", "overhead_section"]
 
 
 @contextmanager
-def _system(config: dict[str, Any], logs: list[dict[str, Any]]) -> Iterator[JudgeRewardSystem]:
+def _system(config: dict[str, object], logs: list[JudgmentLogCounts]) -> Iterator[JudgeRewardSystem]:
     """A reward system, closed on exit; its judgment log's final counts go to ``logs``."""
     rs = JudgeRewardSystem(config)
     try:
@@ -39,7 +39,7 @@ def _system(config: dict[str, Any], logs: list[dict[str, Any]]) -> Iterator[Judg
             logs.append(counts)
 
 
-def overhead(n: int, memory_requests: int, extra_config: dict[str, Any] | None = None) -> dict[str, float]:
+def overhead(n: int, memory_requests: int, extra_config: dict[str, object] | None = None) -> dict[str, float]:
     """Adapter throughput and added latency against a loopback fake in another process.
 
     ``extra_config`` is merged into every reward system's config (e.g. a judgment log); with a
@@ -53,7 +53,7 @@ def overhead(n: int, memory_requests: int, extra_config: dict[str, Any] | None =
         launcher.wait_healthy(url, 30)
         config = {"judge_url": url, "cache_dir": tempfile.mkdtemp(prefix="bench-"), "max_batch_size": 64,
                   "batch_wait": 0.002, **(extra_config or {})}  # fmt: skip
-        logs: list[dict[str, Any]] = []
+        logs: list[JudgmentLogCounts] = []
         items = [
             {"prompt": f"q{i}", "completion": f"The answer is {i}.", "answer": str(i % 7)} for i in range(n)
         ]
@@ -90,11 +90,13 @@ def overhead(n: int, memory_requests: int, extra_config: dict[str, Any] | None =
         "raw_p50_ms": statistics.median(raw_lat) * 1e3,
         "rss_growth_mb": rss_growth,
         "memory_requests": memory_requests,
-        **{f"log_{name}": sum(c[name] for c in logs) for name in ("logged", "dropped", "errors")},
+        "log_logged": sum(c["logged"] for c in logs),
+        "log_dropped": sum(c["dropped"] for c in logs),
+        "log_errors": sum(c["errors"] for c in logs),
     }
 
 
-def _latencies(call: Callable[[int], Any], n: int) -> list[float]:
+def _latencies(call: Callable[[int], object], n: int) -> list[float]:
     out = []
     for i in range(n):
         started = time.perf_counter()

@@ -16,10 +16,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -136,7 +135,7 @@ def _prefix_counters(url: str) -> tuple[float, float]:
     return values["hits"], values["queries"]
 
 
-def _hit_rate(urls: Sequence[str], run: Any) -> float:
+def _hit_rate(urls: Sequence[str], run: Callable[[], object]) -> float:
     before = [_prefix_counters(u) for u in urls]
     run()
     after = [_prefix_counters(u) for u in urls]

@@ -383,16 +383,16 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"error: {error}", markup=False, highlight=False)
         return 2
     summary = summarize(scored, args.top)
-    metrics = judge_run.metrics if judge_run else {}
+    metrics = judge_run.metrics if judge_run else None
     run = RunInfo(
         data=str(args.data),
         label_field=args.label_field,
         rule_only=args.rule_only,
         judge_url=None if args.rule_only else config.judge_url,
-        model=metrics.get("model"),
+        model=metrics["model"] if metrics else None,
         mode=None if args.rule_only else config.mode,
         judge_seconds=judge_run.seconds if judge_run else None,
-        judge_calls=metrics.get("judge_calls"),
+        judge_calls=metrics["judge_calls"] if metrics else None,
         problems=loaded.problems,
         coverage=judge_coverage(r.judge_source for r in scored) if judge_run else None,
     )

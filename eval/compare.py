@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from adapter import RewardConfig
+from adapter import MetricsDict, RewardConfig
 from eval.coverage import JUDGE_DECIDED, JudgeCoverage
 from eval.intervals import auroc as ranking_auroc
 from eval.metrics import binarize, cohen_kappa, confusion
@@ -84,9 +84,10 @@ def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[floa
 
 
 def variant_stats(
-    name: str, scored: Sequence[ScoredRow], metrics: dict[str, object], seconds: float
+    name: str, scored: Sequence[ScoredRow], metrics: MetricsDict | None, seconds: float
 ) -> VariantStats:
-    """The statistics of one variant's scored rows (``metrics`` from its ``get_metrics()``)."""
+    """The statistics of one variant's scored rows (``metrics`` from its ``get_metrics()``; None
+    when no judge ran)."""
     pairs = [
         (r.judge, r.label, r.judge_source) for r in scored if r.judge is not None and r.label is not None
     ]
@@ -107,8 +108,8 @@ def variant_stats(
         auroc=auroc(rewards, labels),
         judge_rows=len(judged),
         auroc_judge_rows=auroc([s for s, _ in judged], [y for _, y in judged]),
-        judge_items_per_1000=float(metrics.get("judged_items", 0) or 0) * per_1000,  # type: ignore[arg-type]
-        judge_calls_per_1000=float(metrics.get("judge_calls", 0) or 0) * per_1000,  # type: ignore[arg-type]
+        judge_items_per_1000=metrics["judged_items"] * per_1000 if metrics else 0.0,
+        judge_calls_per_1000=metrics["judge_calls"] * per_1000 if metrics else 0.0,
         fallbacks=sum(r.judge_source in ("rule_fallback", "error") for r in scored),
         threshold=threshold,
         agreement_at_threshold=at_threshold,
@@ -119,7 +120,7 @@ def variant_stats(
 def rule_only_stats(scored: Sequence[ScoredRow]) -> VariantStats:
     """The rule reward alone on the same rows, as the baseline row of the comparison."""
     as_rule = [r.model_copy(update={"judge": r.rule, "judge_source": "rule"}) for r in scored]
-    return variant_stats("rule only", as_rule, {}, 0.0)
+    return variant_stats("rule only", as_rule, None, 0.0)
 
 
 def compare_markdown(

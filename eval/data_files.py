@@ -14,7 +14,7 @@ import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 __all__ = ["FORMATS", "DataFileError", "RecordError", "read_records"]
 
@@ -32,7 +32,7 @@ class RecordError(str):
     __slots__ = ()
 
 
-Records = Iterator[tuple[int, dict[str, Any] | RecordError]]
+Records = Iterator[tuple[int, dict[str, object] | RecordError]]
 
 
 def read_records(path: str | Path) -> Records:
@@ -57,14 +57,14 @@ def read_records(path: str | Path) -> Records:
     return reader(path)
 
 
-def _open_text(path: Path) -> Any:
+def _open_text(path: Path) -> TextIO:
     try:
         return path.open(encoding="utf-8", errors="replace", newline="")
     except OSError as err:
         raise DataFileError(f"cannot read data file {path}: {err.strerror}") from None
 
 
-def _as_record(value: Any) -> dict[str, Any] | RecordError:
+def _as_record(value: object) -> dict[str, object] | RecordError:
     if isinstance(value, dict):
         return value
     return RecordError(f"expected an object with named fields, got {type(value).__name__}")

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from adapter.pipeline.conversations import message_text, prompt_text
 from eval.data_files import DataFileError, RecordError, read_records
@@ -60,17 +59,17 @@ class EvalRow(BaseModel):
 
     @field_validator("prompt", "completion", "answer", "id", mode="before")
     @classmethod
-    def _text(cls, value: Any, info: Any) -> str:
-        return coerce_text(value, info.field_name)
+    def _text(cls, value: object, info: ValidationInfo[object]) -> str:
+        return coerce_text(value, str(info.field_name))
 
     @field_validator("answer_type", mode="before")
     @classmethod
-    def _answer_type(cls, value: Any) -> str | None:
+    def _answer_type(cls, value: object) -> str | None:
         return normalise_answer_type(value)
 
     @field_validator("label", mode="before")
     @classmethod
-    def _label(cls, value: Any) -> float | None:
+    def _label(cls, value: object) -> float | None:
         if value is None or isinstance(value, bool | int | float):
             return None if value is None else float(value)
         if isinstance(value, str):  # CSV cells, string columns: "1", "0.5", "true"
@@ -115,7 +114,7 @@ def parse_column_map(text: str) -> dict[str, str]:
     return mapping
 
 
-def _text_or_chat(value: Any, field: str) -> Any:
+def _text_or_chat(value: object, field: str) -> object:
     """A chat-format prompt as its transcript, a chat-format completion as its assistant turns."""
     if not isinstance(value, list):
         return value
@@ -128,7 +127,7 @@ def _text_or_chat(value: Any, field: str) -> Any:
 
 def parse_record(
     row_no: int,
-    data: Mapping[str, Any],
+    data: Mapping[str, object],
     label_field: str = "label",
     columns: Mapping[str, str] | None = None,
     group_by: str = DEFAULT_GROUP_BY,
@@ -139,7 +138,7 @@ def parse_record(
     missing = [names[f] for f in REQUIRED_FIELDS if data.get(names[f]) is None]
     if missing:
         return RowProblem(line=row_no, message=f"missing field(s): {', '.join(missing)}")
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     for field in REQUIRED_FIELDS:
         try:
             fields[field] = _text_or_chat(data[names[field]], field)
@@ -187,7 +186,7 @@ def parse_lines(
     return _collect(records, label_field, None, limit, strict, DEFAULT_GROUP_BY)
 
 
-def _json_record(text: str) -> dict[str, Any] | RecordError:
+def _json_record(text: str) -> dict[str, object] | RecordError:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -198,7 +197,7 @@ def _json_record(text: str) -> dict[str, Any] | RecordError:
 
 
 def _collect(
-    records: Iterable[tuple[int, dict[str, Any] | RecordError]],
+    records: Iterable[tuple[int, dict[str, object] | RecordError]],
     label_field: str,
     columns: Mapping[str, str] | None,
     limit: int | None,

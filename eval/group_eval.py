@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from adapter import BaseJudgeReward, RewardConfig, create_judge_reward
+from adapter import BaseJudgeReward, RewardConfig, RewardDict, create_judge_reward
 from adapter.groups.settings import GroupSettings
 from eval.dataset import EvalRow
 from eval.intervals import Array, Interval, bootstrap
@@ -62,7 +61,7 @@ def parse_group_mode(text: str, base: GroupSettings | None) -> tuple[str, GroupS
     """``pointwise``, ``pairwise``, ``pairwise:round_robin``, ``listwise``... as settings over the
     config's own ``group:`` block (deadline, scoring, opponents stay as configured)."""
     mode, _, schedule = text.partition(":")
-    update: dict[str, Any] = {"mode": mode}
+    update: dict[str, str] = {"mode": mode}
     if schedule:
         update["schedule"] = schedule
     settings = GroupSettings.model_validate({**(base or GroupSettings()).model_dump(), **update})
@@ -94,7 +93,7 @@ def _ordering(rewards: Sequence[float | None], rows: Sequence[EvalRow]) -> tuple
     return wins, pairs
 
 
-def judgments_behind(results: Sequence[dict[str, Any]]) -> int:
+def judgments_behind(results: Sequence[RewardDict]) -> int:
     """Judge requests behind a group's rewards: distinct comparisons, or members judged alone."""
     shown = {tuple(c["shown"]) for r in results for c in (r.get("comparisons") or [])}
     alone = sum(1 for r in results if r["source"] in JUDGED and not r.get("comparisons"))
@@ -112,15 +111,15 @@ def _advance(advance: Callable[[str, int], None] | None, name: str, n: int) -> N
 
 
 async def _score_groups(
-    judge: BaseJudgeReward, items: Sequence[list[dict[str, Any]]], advance: Callable[[int], Any]
-) -> list[list[dict[str, Any]]]:
+    judge: BaseJudgeReward, items: Sequence[Sequence[Mapping[str, object]]], advance: Callable[[int], object]
+) -> list[list[RewardDict]]:
     """Every group's rewards, the groups judged concurrently."""
 
     slots = asyncio.Semaphore(CONCURRENT_GROUPS)
 
-    async def one(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def one(group: Sequence[Mapping[str, object]]) -> list[RewardDict]:
         async with slots:
-            results: list[dict[str, Any]] = await judge.areward_group(group)
+            results = await judge.areward_group(group)
         advance(1)
         return results
 

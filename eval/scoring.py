@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypedDict
 
-from adapter import BaseJudgeReward, RuleRewardSystem
+from adapter import BaseJudgeReward, MetricsDict, RewardDict, RuleRewardSystem
 from eval.dataset import EvalRow
 
 __all__ = [
@@ -71,14 +72,26 @@ class RuleScore(BaseModel):
     extracted: str | None = None
 
 
-class JudgeRun(BaseModel):
+@dataclass(frozen=True)
+class JudgeRun:
     """The judge's results for every row, in input order, and what the run cost."""
 
-    model_config = ConfigDict(frozen=True)
-
-    results: list[dict[str, Any]]
+    results: list[RewardDict]
     seconds: float
-    metrics: dict[str, Any]
+    metrics: MetricsDict
+
+
+class _JudgeFields(TypedDict, total=False):
+    """A ``ScoredRow``'s fields from the judge's result."""
+
+    judge: float | None
+    judge_source: str | None
+    judge_explanation: str | None
+    judge_reason: str | None
+    judge_error: str | None
+    judge_score: float | None
+    judge_scores: dict[str, float | None] | None
+    latency_ms: float | None
 
 
 def _no_progress(_: int) -> None:
@@ -114,7 +127,7 @@ def score_judge(
     advance: Advance = _no_progress,
 ) -> JudgeRun:
     """The judge reward of every row, ``chunk_size`` rows per ``reward_batch`` call."""
-    results: list[dict[str, Any]] = []
+    results: list[RewardDict] = []
     started = time.perf_counter()
     for start in range(0, len(rows), chunk_size):
         chunk = rows[start : start + chunk_size]
@@ -134,12 +147,12 @@ def score_judge(
 
 
 def merge_scores(
-    rows: Sequence[EvalRow], rule_scores: Sequence[RuleScore], judge_results: Sequence[dict[str, Any]] | None
+    rows: Sequence[EvalRow], rule_scores: Sequence[RuleScore], judge_results: Sequence[RewardDict] | None
 ) -> list[ScoredRow]:
     """One ``ScoredRow`` per input row; judge fields stay None without judge results."""
     scored = []
     for i, (row, rule) in enumerate(zip(rows, rule_scores, strict=True)):
-        judged: dict[str, Any] = {}
+        judged: _JudgeFields = {}
         if judge_results is not None:
             result = judge_results[i]
             judged = {

@@ -14,11 +14,10 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from typing import Any
 
 from pydantic import BaseModel
 
-from adapter import JudgeRewardSystem
+from adapter import JudgeRewardSystem, RewardDict
 from adapter.observability.metrics import percentile
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
@@ -67,7 +66,7 @@ def run_soak(
          "answer_type": "NUMBER", "request_id": f"soak-{i}"}
         for i in range(requests)
     ]  # fmt: skip
-    results: list[dict[str, Any]] = []
+    results: list[RewardDict] = []
     config = {
         "judge_url": server.url, "cache_dir": tempfile.mkdtemp(prefix="soak-"), "use_cache": False,
         "reward_timeout": timeout_s, "max_retries": 2, "max_batch_size": 32, "batch_wait": 0.005,

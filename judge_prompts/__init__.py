@@ -25,10 +25,13 @@ import string
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 __all__ = [
     "PROFILES_DIR",
@@ -163,10 +166,13 @@ class JudgePrompt:
     system: str | None
     user: str
 
-    def messages(self) -> list[dict[str, str]]:
+    def messages(self) -> list[ChatCompletionMessageParam]:
         """The OpenAI chat ``messages`` list."""
-        system = [] if self.system is None else [{"role": "system", "content": self.system}]
-        return [*system, {"role": "user", "content": self.user}]
+        messages: list[ChatCompletionMessageParam] = []
+        if self.system is not None:
+            messages.append({"role": "system", "content": self.system})
+        messages.append({"role": "user", "content": self.user})
+        return messages
 
     @property
     def text(self) -> str:

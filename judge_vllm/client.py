@@ -40,7 +40,14 @@ from judge_vllm.errors import (
 from judge_vllm.local_tokenizer import local_token_ids
 from judge_vllm.redaction import redact_url
 from judge_vllm.retry import classify, retrying
-from judge_vllm.schemas import JudgeReply, JudgeRequest, Verdict, parse_chat_reply, parse_completion_reply
+from judge_vllm.schemas import (
+    JudgeReply,
+    JudgeRequest,
+    ServerHealth,
+    Verdict,
+    parse_chat_reply,
+    parse_completion_reply,
+)
 from judge_vllm.settings import JudgeClientConfig
 
 __all__ = ["JudgeClient", "api_root"]
@@ -189,7 +196,7 @@ class JudgeClient:
             logger.warning("%s: rewards use the sampled label", err)
             return None
 
-    async def health(self) -> dict[str, Any]:
+    async def health(self) -> ServerHealth:
         """Reachability and model of the judge server (never raises)."""
         try:
             reply = await self._openai.get(self._root + "/health", cast_to=httpx.Response)

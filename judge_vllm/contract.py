@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -62,10 +61,10 @@ def scale_to_unit(score: float) -> float:
     return (score - SCALE[0]) / (SCALE[-1] - SCALE[0])
 
 
-def verdict_schema(aspects: bool = False, max_explanation_chars: int = 160) -> dict[str, Any]:
+def verdict_schema(aspects: bool = False, max_explanation_chars: int = 160) -> dict[str, object]:
     """The JSON schema for constrained decoding in verdict mode (score first)."""
     level = {"type": "integer", "enum": list(SCALE)}
-    properties: dict[str, Any] = {"score": level}
+    properties: dict[str, object] = {"score": level}
     if aspects:
         properties.update({name: level for name in ASPECTS})
     properties["explanation"] = {"type": "string", "maxLength": max_explanation_chars}

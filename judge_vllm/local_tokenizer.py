@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING
 
 from judge_vllm.errors import JudgeConfigError
+
+if TYPE_CHECKING:  # transformers is imported only when the tokenizer setting is used
+    from transformers import PreTrainedTokenizerBase
 
 __all__ = ["local_token_ids"]
 
 
 @functools.cache
-def _tokenizer(name: str) -> Any:
+def _tokenizer(name: str) -> PreTrainedTokenizerBase:
     try:
         from transformers import AutoTokenizer
     except ImportError as err:

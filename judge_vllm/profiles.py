@@ -29,7 +29,7 @@ import os
 import re
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
@@ -97,7 +97,7 @@ class JudgeProfile(BaseModel):
     endpoint: Literal["chat", "completions"] = "chat"
     system_template: str | None = Field(default=None, description="chat only; None = no system message")
     user_template: str = Field(default="user.j2", description="the user message, or the whole raw prompt")
-    variables: dict[str, Any] = Field(default_factory=dict)
+    variables: dict[str, object] = Field(default_factory=dict)
     labels: dict[str, LabelReward] = Field(default_factory=dict, description="none for output: ranking")
     output: Literal["label", "json", "ranking"] = "label"
     constraint: Literal["choice", "regex", "json", "none"] = "choice"
@@ -124,7 +124,7 @@ class JudgeProfile(BaseModel):
     verdict_mode: bool = Field(
         default=False, description="mode: verdict asks for a JSON {score, explanation} instead of a label"
     )
-    _fixed_cache: dict[tuple[str | None, ScoreRubric | None, bool], tuple[dict[str, Any], str | None]] = (
+    _fixed_cache: dict[tuple[str | None, ScoreRubric | None, bool], tuple[dict[str, object], str | None]] = (
         PrivateAttr(default_factory=dict)
     )
 
@@ -201,7 +201,7 @@ class JudgeProfile(BaseModel):
 
     def _fixed(
         self, answer_type: str | None, score_rubric: ScoreRubric | None, aspects: bool
-    ) -> tuple[dict[str, Any], str | None]:
+    ) -> tuple[dict[str, object], str | None]:
         """The variables and the system message fixed per answer_type and settings (rendered once)."""
         key = (answer_type, score_rubric, aspects)
         fixed = self._fixed_cache.get(key)
@@ -217,7 +217,7 @@ class JudgeProfile(BaseModel):
 
     def _fixed_variables(
         self, answer_type: str | None, score_rubric: ScoreRubric | None, aspects: bool
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         rubric = rubric_for(answer_type)
         return {
             **self.variables,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any
 
 import httpx
 
@@ -103,7 +102,7 @@ def install_log_redaction() -> None:
         _installed = True
         previous = logging.getLogRecordFactory()
 
-    def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    def scrubbed_record(*args: object, **kwargs: object) -> logging.LogRecord:
         record = previous(*args, **kwargs)
         if _pattern is None and not record.args and "@" not in str(record.msg) and not record.exc_info:
             return record

@@ -5,9 +5,8 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, field_validator
 from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
@@ -16,6 +15,7 @@ __all__ = [
     "JudgeReply",
     "JudgeRequest",
     "LogprobPosition",
+    "ServerHealth",
     "Verdict",
     "coerce_text",
     "normalise_answer_type",
@@ -23,6 +23,17 @@ __all__ = [
     "parse_completion_reply",
     "valid_unicode",
 ]
+
+
+class ServerHealth(TypedDict):
+    """``JudgeClient.health()``: whether the judge server answered ``/health`` (with its status
+    and model), or the error that kept it from answering; ``url`` without credentials."""
+
+    reachable: bool
+    status_code: NotRequired[int]
+    error: NotRequired[str]
+    model: str | None
+    url: str
 
 
 class AnswerType(str, Enum):
@@ -44,7 +55,7 @@ def valid_unicode(text: str) -> str:
     return text
 
 
-def coerce_text(value: Any, field: str) -> str:
+def coerce_text(value: object, field: str) -> str:
     """Turn a request field into text: None -> "", numbers -> str, anything else is an error."""
     if value is None:
         return ""
@@ -57,7 +68,7 @@ def coerce_text(value: Any, field: str) -> str:
     raise ValueError(f"{field} must be a string (or a number), got {type(value).__name__}")
 
 
-def normalise_answer_type(value: Any) -> str | None:
+def normalise_answer_type(value: object) -> str | None:
     """Upper-case answer_type name, or None when absent or blank."""
     if value is None or value == "":
         return None
@@ -80,7 +91,7 @@ class JudgeRequest(BaseModel):
     answer: str = ""
     answer_type: str | None = None
     request_id: str = Field(default_factory=_new_request_id)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, object] = Field(default_factory=dict)
     final_answer: str | None = Field(
         default=None, description="the completion's final answer as our rules extract it, if any"
     )
@@ -92,24 +103,24 @@ class JudgeRequest(BaseModel):
 
     @field_validator("prompt", "completion", "answer", mode="before")
     @classmethod
-    def _text(cls, value: Any, info: Any) -> str:
-        return coerce_text(value, info.field_name)
+    def _text(cls, value: object, info: ValidationInfo[object]) -> str:
+        return coerce_text(value, str(info.field_name))
 
     @field_validator("responses", mode="before")
     @classmethod
-    def _responses(cls, value: Any) -> tuple[str, ...]:
+    def _responses(cls, value: object) -> tuple[str, ...]:
         if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
             raise ValueError(f"responses must be a list of strings, got {type(value).__name__}")
         return tuple(coerce_text(v, f"responses[{k}]") for k, v in enumerate(value))
 
     @field_validator("answer_type", mode="before")
     @classmethod
-    def _answer_type(cls, value: Any) -> str | None:
+    def _answer_type(cls, value: object) -> str | None:
         return normalise_answer_type(value)
 
     @field_validator("request_id", mode="before")
     @classmethod
-    def _request_id(cls, value: Any) -> str:
+    def _request_id(cls, value: object) -> str:
         return coerce_text(value, "request_id") or _new_request_id()
 
 

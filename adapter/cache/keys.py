@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import Any
 
 from judge_prompts import template_version
 from judge_vllm.schemas import JudgeRequest
@@ -42,7 +41,7 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
 
 
 @functools.lru_cache(maxsize=64)
-def _settings_digest(model: str, config: JudgeClientConfig) -> Any:
+def _settings_digest(model: str, config: JudgeClientConfig) -> hashlib._Hash:
     """SHA-256 state after the settings that decide a verdict (shared by every request)."""
     material = {
         "schema": KEY_SCHEMA_VERSION,

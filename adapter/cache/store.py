@@ -15,7 +15,6 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
 
 import diskcache
 
@@ -39,13 +38,15 @@ class _TextDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache has no type 
     row): it is refused, never unpickled, and a file a row names is never read or removed.
     """
 
-    def store(self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN) -> tuple[int, int, None, str]:
+    def store(
+        self, value: object, read: bool, key: object = diskcache.core.UNKNOWN
+    ) -> tuple[int, int, None, str]:
         """Always inline, whatever the size: a value file is a path a planted row could name too."""
         if read or not isinstance(value, str):
             raise TypeError("the verdict cache stores JSON text only")
         return 0, diskcache.core.MODE_RAW, None, value
 
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> str:
+    def fetch(self, mode: int, filename: str | None, value: object, read: bool) -> str:
         """The inline text of an entry this cache wrote; a ValueError (a miss) for any other."""
         if mode != diskcache.core.MODE_RAW or filename is not None or not isinstance(value, str):
             raise ValueError(

@@ -87,7 +87,7 @@ class VerdictCache:
         self._unwritten: dict[str, str] = {}
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
-        self._stop_writer_if_collected: weakref.finalize[..., VerdictCache] | None = None
+        self._stop_writer_if_collected: weakref.finalize[[_Job | None], VerdictCache] | None = None
         if store is not None:
             self._start_writer(store)
         _LIVE_CACHES.add(self)

@@ -13,9 +13,11 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
+from typing_extensions import TypedDict
+
 from adapter.dispatch.fork_safety import reset_after_fork
 
-__all__ = ["BreakerState", "CircuitBreaker"]
+__all__ = ["BreakerSnapshot", "BreakerState", "CircuitBreaker"]
 
 logger = logging.getLogger("JudgeReward")
 
@@ -26,6 +28,13 @@ class BreakerState(str, Enum):
     CLOSED = "closed"
     OPEN = "open"
     HALF_OPEN = "half_open"
+
+
+class BreakerSnapshot(TypedDict):
+    """A breaker's state (a ``BreakerState`` value) and consecutive failures, for metrics."""
+
+    state: str
+    failures: int
 
 
 class CircuitBreaker:
@@ -90,7 +99,7 @@ class CircuitBreaker:
         with self._lock:
             self._probing = False
 
-    def snapshot(self) -> dict[str, object]:
+    def snapshot(self) -> BreakerSnapshot:
         """State and consecutive failures, for metrics."""
         return {"state": self.state.value, "failures": self._failures}
 

@@ -23,7 +23,6 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -47,12 +46,12 @@ __all__ = ["JudgeDispatcher", "JudgeFn", "as_verdict"]
 
 logger = logging.getLogger("JudgeReward")
 
-JudgeFn = Callable[[JudgeRequest], Any]
+JudgeFn = Callable[[JudgeRequest], object]
 StoreFn = Callable[[str, Verdict], None]
 MIN_WAIT_S = 0.001
 
 
-def as_verdict(value: Any) -> Verdict:
+def as_verdict(value: object) -> Verdict:
     """Accept what a custom ``_request_judge`` may return: a Verdict, a dict or a number."""
     if isinstance(value, Verdict):
         return value

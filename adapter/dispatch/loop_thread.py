@@ -7,7 +7,7 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from adapter.dispatch.fork_safety import reset_after_fork
 from judge_vllm.errors import JudgeError
@@ -64,7 +64,7 @@ class LoopThread:
         """True when called from the loop's own thread (blocking there would deadlock)."""
         return self._thread is not None and threading.current_thread() is self._thread
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    def submit(self, coro: Coroutine[object, None, T]) -> concurrent.futures.Future[T]:
         """Schedule a coroutine on the loop from any thread."""
         try:
             loop = self.loop
@@ -73,14 +73,14 @@ class LoopThread:
             raise
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+    def run(self, coro: Coroutine[object, None, T], timeout_s: float | None = None) -> T:
         """Run a coroutine on the loop and block for its result (not from the loop's thread)."""
         if self.in_loop_thread():
             coro.close()
             raise JudgeError("reward() was called from the judge loop itself: use 'await areward()' there")
         return self.submit(coro).result(timeout_s)
 
-    def close(self, shutdown: Coroutine[Any, Any, None] | None = None, timeout_s: float = 10.0) -> None:
+    def close(self, shutdown: Coroutine[object, None, None] | None = None, timeout_s: float = 10.0) -> None:
         """Run ``shutdown`` on the loop, then stop and join the thread. Idempotent."""
         with self._lock:
             if self._closed:

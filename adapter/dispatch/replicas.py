@@ -35,9 +35,10 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
 
-from adapter.dispatch.breaker import BreakerState, CircuitBreaker
+from typing_extensions import TypedDict
+
+from adapter.dispatch.breaker import BreakerSnapshot, BreakerState, CircuitBreaker
 from adapter.observability.metrics import percentile
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import JudgeError, JudgeParseError, JudgeUnavailableError
@@ -45,7 +46,7 @@ from judge_vllm.redaction import redact_url
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.settings import JudgeClientConfig
 
-__all__ = ["LOAD_SLACK", "Replica", "ReplicaPool", "affinity_order"]
+__all__ = ["LOAD_SLACK", "Replica", "ReplicaPool", "ReplicaPoolSnapshot", "ReplicaSnapshot", "affinity_order"]
 
 LOAD_SLACK = 1.25
 LATENCY_WINDOW = 2_000
@@ -56,6 +57,34 @@ OUTLIER_LATENCY_FACTOR = 3.0
 OUTLIER_MIN_MS = 100.0
 MAX_RETRY_AFTER_S = 60.0
 Outcome = Verdict | JudgeError
+
+
+class ReplicaLatency(TypedDict):
+    """A replica's call latency over the recent window, in ms."""
+
+    p50: float
+    p95: float
+
+
+class ReplicaSnapshot(TypedDict):
+    """One replica's items, calls, errors, load, ejections (``ejected_for``: why, while ejected),
+    latency and breaker."""
+
+    items: int
+    calls: int
+    errors: int
+    inflight: int
+    ejections: int
+    ejected_for: str | None
+    latency_ms: ReplicaLatency
+    circuit_breaker: BreakerSnapshot
+
+
+class ReplicaPoolSnapshot(TypedDict):
+    """Items moved to another replica, and each replica's snapshot by its (redacted) URL."""
+
+    failovers: int
+    replicas: dict[str, ReplicaSnapshot]
 
 
 def affinity_order(key: str, urls: Sequence[str]) -> list[int]:
@@ -135,7 +164,7 @@ class Replica:
             self.breaker.record_success()
         return outcomes
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> ReplicaSnapshot:
         """Requests, calls, errors, load, latency and breaker state of this replica."""
         latencies = sorted(self._latency_ms)
         return {
@@ -314,7 +343,7 @@ class ReplicaPool:
         finally:
             replica.inflight -= len(items)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> ReplicaPoolSnapshot:
         """Per-replica metrics, and how many items failed over to another replica."""
         return {
             "failovers": self.failovers,

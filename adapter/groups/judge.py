@@ -11,8 +11,8 @@ any has score None (the facade gives it the fallback, with the reason).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,7 +20,8 @@ from adapter.config import RewardConfig
 from adapter.groups.preferences import Comparison, bradley_terry, listwise_scores, pair_preferences, win_rates
 from adapter.groups.schedules import REFERENCE, Pair, all_pairs, anchored, cyclic_shifts, round_robin
 from adapter.groups.settings import GroupSettings
-from adapter.pipeline.result import GroupComparison
+from adapter.pipeline.inputs import RewardItem
+from adapter.pipeline.result import GroupComparison, RewardDict
 from judge_vllm.contract import RANKING_LETTERS
 from judge_vllm.errors import JudgeError, JudgeTimeoutError, JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest
@@ -39,9 +40,7 @@ MAX_LISTWISE = len(RANKING_LETTERS)
 class ComparisonRewarder(Protocol):
     """What judges the comparisons: a reward system's batch method."""
 
-    async def areward_batch(
-        self, items: Iterable[Mapping[str, Any] | JudgeRequest]
-    ) -> list[dict[str, Any]]: ...
+    async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]: ...
 
     def close(self) -> None: ...
 
@@ -152,7 +151,7 @@ class GroupJudge:
             return anchored(n, anchor) if n > 0 else []
         return all_pairs(n)
 
-    async def _within(self, requests: list[JudgeRequest], deadline_s: float) -> list[dict[str, Any] | None]:
+    async def _within(self, requests: list[JudgeRequest], deadline_s: float) -> list[RewardDict | None]:
         """Each request's reply, or None for those not back within ``deadline_s``."""
         if not requests:
             return []
@@ -186,12 +185,13 @@ def _in_group(record: GroupComparison, in_group: dict[int, int]) -> GroupCompari
     return record.model_copy(update={"shown": [in_group[k] for k in record.shown], "ranking": ranking})
 
 
-def _record(order: list[int], reply: dict[str, Any] | None, mode: str) -> GroupComparison | str | None:
+def _record(order: list[int], reply: RewardDict | None, mode: str) -> GroupComparison | str | None:
     """One comparison's result as members' indices; what went wrong when the judge gave none; None
     when it did not come back in time."""
     if reply is None:
         return None
-    if reply.get("source") not in ("judge", "cache") or reply.get("reward") is None:
+    reward = reply.get("reward")
+    if reply.get("source") not in ("judge", "cache") or reward is None:
         return str(reply.get("error") or reply.get("explanation"))
     if mode == "listwise":
         label = str(reply.get("label") or "")
@@ -200,4 +200,4 @@ def _record(order: list[int], reply: dict[str, Any] | None, mode: str) -> GroupC
             return f"the judge's reply {label[:40]!r} is not a ranking of {len(order)} responses"
         ranking = [order[RANKING_LETTERS.index(letter)] for letter in letters]
         return GroupComparison(shown=order, ranking=ranking, source=reply["source"])
-    return GroupComparison(shown=order, p_first=float(reply["reward"]), source=reply["source"])
+    return GroupComparison(shown=order, p_first=float(reward), source=reply["source"])

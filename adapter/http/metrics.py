@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
 from adapter.observability.prometheus_series import RewardCollector
+from adapter.pipeline.result import RewardDict
 
 __all__ = ["CONTENT_TYPE_LATEST", "LATENCY_BUCKETS_S", "ApiMetrics"]
 
@@ -59,13 +59,13 @@ class ApiMetrics:
         self._requests.labels(endpoint, str(status)).inc()
         self._request_seconds.labels(endpoint).observe(seconds)
 
-    def record_results(self, results: Iterable[Mapping[str, Any]]) -> None:
+    def record_results(self, results: Iterable[RewardDict]) -> None:
         """Rewards returned, for the per-source latency histogram."""
         for r in results:
             self._reward_seconds.labels(r["source"]).observe(r["latency_ms"] / 1000)
 
     @contextmanager
-    def rewards_of(self, get_metrics: Callable[[], Mapping[str, Any]]) -> Iterator[None]:
+    def rewards_of(self, get_metrics: Callable[[], Mapping[str, object]]) -> Iterator[None]:
         """Expose a reward system's series (read from ``get_metrics()`` per scrape) within the block."""
         collector = RewardCollector(get_metrics)
         self.registry.register(collector)

@@ -7,10 +7,10 @@ and a streamed body is counted as it arrives.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
     "ASGIApp",
@@ -22,12 +22,6 @@ __all__ = [
     "Send",
     "reject",
 ]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def reject(

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -20,7 +19,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from adapter.pipeline.result import GroupComparison, Source
+from adapter.pipeline.result import GroupComparison, RewardDict, Source
 from adapter.rubrics.criteria import MAX_CRITERIA, Criterion
 from judge_vllm.schemas import JudgeRequest
 
@@ -53,7 +52,7 @@ MAX_ANSWER_TYPE_CHARS = 64
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _no_lone_surrogate(value: Any) -> Any:
+def _no_lone_surrogate(value: object) -> object:
     found = _LONE_SURROGATE.search(value) if isinstance(value, str) else None
     if found is not None:
         raise PydanticCustomError(
@@ -84,7 +83,7 @@ class ApiSettings(BaseModel):
 
     @field_validator("api_key", mode="before")
     @classmethod
-    def _empty_is_none(cls, value: Any) -> Any:
+    def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
 
     @field_validator("api_key")
@@ -105,12 +104,12 @@ class RubricCriterion(Criterion):
 
     @model_validator(mode="before")
     @classmethod
-    def _text_alone(cls, value: Any) -> Any:
+    def _text_alone(cls, value: object) -> object:
         return {"criterion": value.strip()} if isinstance(value, str) else value
 
     @field_validator("criterion", mode="before")
     @classmethod
-    def _valid_unicode(cls, value: Any) -> Any:
+    def _valid_unicode(cls, value: object) -> object:
         return _no_lone_surrogate(value)
 
 
@@ -129,14 +128,14 @@ class JudgeItem(BaseModel):
 
     @field_validator("answer", mode="before")
     @classmethod
-    def _number_answer(cls, value: Any) -> Any:
+    def _number_answer(cls, value: object) -> object:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return str(value)
         return "" if value is None else value
 
     @field_validator("request_id", mode="before")
     @classmethod
-    def _new_id(cls, value: Any) -> Any:
+    def _new_id(cls, value: object) -> object:
         return uuid.uuid4().hex if value is None or value == "" else value
 
     def to_request(self) -> JudgeRequest:
@@ -180,7 +179,7 @@ class JudgeResponse(BaseModel):
     metadata: ResponseMetadata
 
     @classmethod
-    def from_result(cls, result: Mapping[str, Any]) -> JudgeResponse:
+    def from_result(cls, result: RewardDict) -> JudgeResponse:
         """Build from the adapter's reward dict."""
         return cls(
             score=result["reward"],
@@ -204,7 +203,7 @@ class GroupMemberResponse(JudgeResponse):
     comparisons: list[GroupComparison] | None = None
 
     @classmethod
-    def from_result(cls, result: Mapping[str, Any]) -> GroupMemberResponse:
+    def from_result(cls, result: RewardDict) -> GroupMemberResponse:
         """Build from the adapter's reward dict (``reward_group``)."""
         verdict = JudgeResponse.from_result(result).model_dump()
         return cls.model_validate({**verdict, "comparisons": result["comparisons"]})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 
@@ -12,6 +12,7 @@ from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.http.metrics import ApiMetrics
 from adapter.http.models import ApiSettings, BreakerHealth, HealthResponse, JudgeItem, UpstreamHealth
+from adapter.pipeline.result import RewardDict
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
@@ -54,13 +55,13 @@ class JudgeService:
         )
         self._health_client = JudgeClient(health_config)
 
-    async def score(self, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+    async def score(self, items: Sequence[JudgeItem]) -> list[RewardDict]:
         """Reward dicts for ``items``, in order, through the adapter's batched path."""
         results = await self.rewards.areward_batch([item.to_request() for item in items])
         self.metrics.record_results(results)
         return results
 
-    async def score_group(self, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+    async def score_group(self, items: Sequence[JudgeItem]) -> list[RewardDict]:
         """Reward dicts for the completions of one prompt judged together (the config's ``group:``),
         in order; ``JudgeInputError`` for a group the adapter refuses."""
         results = await self.rewards.areward_group([item.to_request() for item in items])

@@ -4,7 +4,7 @@ a group of more than one prompt, and input the adapter refuses (``JudgeInputErro
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import cast
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
@@ -25,7 +25,7 @@ GROUP_KEYS = ("prompt", "answer")
 """What the members of one group share (``adapter.pipeline.inputs.group_requests`` checks the same)."""
 
 
-def _field_path(loc: Sequence[Any]) -> str:
+def _field_path(loc: Sequence[object]) -> str:
     parts = list(loc[1:] if loc and loc[0] == "body" else loc)
     path = ""
     for part in parts:
@@ -33,11 +33,13 @@ def _field_path(loc: Sequence[Any]) -> str:
     return path or "body"
 
 
-def validation_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+def validation_errors(errors: Iterable[Mapping[str, object]]) -> list[dict[str, str]]:
     """FastAPI/pydantic errors as ``{field, message, type}``, without echoing the input."""
     out = []
     for e in errors:
-        field = "body" if e.get("type") == "json_invalid" else _field_path(e.get("loc", ()))
+        loc = e.get("loc", ())
+        path = _field_path(loc if isinstance(loc, Sequence) else ())
+        field = "body" if e.get("type") == "json_invalid" else path
         out.append({"field": field, "message": str(e.get("msg", "invalid")), "type": str(e.get("type"))})
     return out
 

@@ -30,7 +30,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI, HTTPException
 from pydantic import (
@@ -62,6 +61,7 @@ from adapter.integrations.openrlhf_protocol import (
     reward_items,
     unavailable_message,
 )
+from adapter.pipeline.result import RewardDict
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.errors import JudgeConfigError
 
@@ -96,7 +96,7 @@ class RemoteRewardRequest(BaseModel):
 
     @field_validator("labels", mode="before")
     @classmethod
-    def _labels(cls, value: Any) -> Any:
+    def _labels(cls, value: object) -> object:
         return [label_text(v) for v in value] if isinstance(value, list) else value
 
     @model_validator(mode="after")
@@ -111,7 +111,10 @@ class RemoteRewardRequest(BaseModel):
     def items(self, answer_type: str | None) -> list[JudgeItem]:
         """The adapter's items, each typed by ``answer_types`` or else ``answer_type``."""
         types = [kind or answer_type for kind in self.answer_types or [None] * len(self.query)]
-        return [JudgeItem(**item) for item in reward_items(self.query, self.prompts, self.labels, types)]
+        return [
+            JudgeItem.model_validate(item)
+            for item in reward_items(self.query, self.prompts, self.labels, types)
+        ]
 
 
 def prompt_groups(items: Sequence[JudgeItem]) -> list[list[int]]:
@@ -123,7 +126,7 @@ def prompt_groups(items: Sequence[JudgeItem]) -> list[list[int]]:
     return list(groups.values())
 
 
-async def _score_by_prompt(service: JudgeService, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+async def _score_by_prompt(service: JudgeService, items: Sequence[JudgeItem]) -> list[RewardDict]:
     """Each prompt's items judged as one group, every group at once; results in ``items``' order."""
     groups = prompt_groups(items)
     scored = await asyncio.gather(*(service.score_group([items[k] for k in group]) for group in groups))
@@ -138,9 +141,9 @@ class _PromptGroups:
 
     def __init__(self, service: JudgeService, size: int, window_s: float) -> None:
         self.size, self.window_s = size, window_s
-        self.collector: GroupCollector[JudgeItem, dict[str, Any]] = GroupCollector(service.score_group)
+        self.collector: GroupCollector[JudgeItem, RewardDict] = GroupCollector(service.score_group)
 
-    async def score(self, items: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+    async def score(self, items: Sequence[JudgeItem]) -> list[RewardDict]:
         """Each item's reward once its prompt's group is full or its window has passed."""
         return list(
             await asyncio.gather(
@@ -220,7 +223,7 @@ def create_app(
     grouped = _compares_groups(resolved)
     prompt_groups_of: dict[int, _PromptGroups] = {}  # by service: one collector per app
 
-    def scored(service: JudgeService, items: list[JudgeItem]) -> Awaitable[list[dict[str, Any]]]:
+    def scored(service: JudgeService, items: list[JudgeItem]) -> Awaitable[list[RewardDict]]:
         if not grouped:
             return service.score(items)
         if not collecting:

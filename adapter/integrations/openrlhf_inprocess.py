@@ -26,9 +26,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any
 
 import torch
+from typing_extensions import TypedDict
 
 from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
@@ -37,7 +37,14 @@ from adapter.integrations.process_rewards import ProcessRewards
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeError
 
-__all__ = ["ANSWER_TYPE_ENV", "CONFIG_ENV", "close_reward_system", "get_reward_system", "reward_func"]
+__all__ = [
+    "ANSWER_TYPE_ENV",
+    "CONFIG_ENV",
+    "RewardTensors",
+    "close_reward_system",
+    "get_reward_system",
+    "reward_func",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +52,14 @@ CONFIG_ENV = "JUDGE_REWARD_CONFIG"
 ANSWER_TYPE_ENV = "JUDGE_ANSWER_TYPE"
 
 _systems = ProcessRewards()
+
+
+class RewardTensors(TypedDict):
+    """What ``reward_func`` returns to OpenRLHF (``OpenRLHFRewards``' fields as tensors)."""
+
+    rewards: torch.Tensor
+    scores: torch.Tensor
+    extra_logs: dict[str, torch.Tensor]
 
 
 def get_reward_system() -> BaseJudgeReward:
@@ -71,8 +86,8 @@ def close_reward_system() -> None:
 
 
 def reward_func(
-    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any
-) -> dict[str, Any]:
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[object], **kwargs: object
+) -> RewardTensors:
     """OpenRLHF's ``reward_func``: one reward per query (prompt + response), its label the
     reference answer; ``kwargs`` (none in OpenRLHF 0.11) are ignored."""
     answer_type = os.environ.get(ANSWER_TYPE_ENV) or None

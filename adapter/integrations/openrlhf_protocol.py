@@ -24,11 +24,11 @@ The mean confidence of the judge's own verdicts over a step is ``judge_confidenc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from adapter.pipeline.result import RewardDict
 from judge_vllm.errors import (
     CircuitOpenError,
     ContextOverflowError,
@@ -129,7 +129,7 @@ def split_query(query: str, prompt: str) -> str:
     return response.lstrip()
 
 
-def label_text(value: Any) -> Any:
+def label_text(value: object) -> object:
     """A label as the reference answer: numbers as text, None as no reference, the rest as is."""
     if value is None:
         return ""
@@ -141,9 +141,9 @@ def label_text(value: Any) -> Any:
 def reward_items(
     queries: Sequence[str],
     prompts: Sequence[str],
-    labels: Sequence[Any],
+    labels: Sequence[object],
     answer_types: Sequence[str | None],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """The adapter's items for one OpenRLHF call: the response split from each query, the label as
     the reference answer. The sequences have one entry per query (checked)."""
     return [
@@ -157,7 +157,7 @@ def reward_items(
     ]
 
 
-def unavailable_message(results: Sequence[Mapping[str, Any]]) -> str | None:
+def unavailable_message(results: Sequence[RewardDict]) -> str | None:
     """Why some rewards are missing (the judge failed with ``fallback_to_rule: false``), or None."""
     failed = [r for r in results if r["reward"] is None]
     if not failed:
@@ -169,7 +169,7 @@ def unavailable_message(results: Sequence[Mapping[str, Any]]) -> str | None:
     )
 
 
-def _fallback_reason(result: Mapping[str, Any]) -> float:
+def _fallback_reason(result: RewardDict) -> float:
     if result["source"] != "rule_fallback":
         return 0.0
     return FALLBACK_REASON_CODES.get(str(result["reason"]), OTHER_REASON_CODE)
@@ -184,9 +184,13 @@ class OpenRLHFRewards(BaseModel):
     extra_logs: dict[str, list[float]]
 
     @classmethod
-    def from_results(cls, results: Sequence[Mapping[str, Any]]) -> OpenRLHFRewards:
+    def from_results(cls, results: Sequence[RewardDict]) -> OpenRLHFRewards:
         """Build from adapter reward dicts that all carry a reward (see ``unavailable_message``)."""
-        rewards = [float(r["reward"]) for r in results]
+        rewards = [float(reward) for r in results if (reward := r["reward"]) is not None]
+        if len(rewards) != len(results):
+            raise ValueError(
+                f"{len(results) - len(rewards)} results without a reward: see unavailable_message"
+            )
         return cls(
             rewards=rewards,
             scores=rewards,

@@ -27,15 +27,18 @@ import asyncio
 import atexit
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
-from typing import Any, ClassVar
+from typing import ClassVar, Literal
+
+from typing_extensions import TypedDict
 
 from adapter.config import ConfigLike, RewardConfig
 from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.factory import create_judge_reward
 from adapter.pipeline.conversations import message_text, prompt_text
+from adapter.pipeline.result import RewardDict
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeInputError
 
@@ -60,15 +63,28 @@ ASYNC_MIN_TRL = "1.14"
 _TRL_KWARGS = frozenset({"completion_ids", "trainer_state", "log_extra", "log_metric", "environments"})
 # Columns added to TRL's completions table (``log_extra``), one value per completion: the
 # RewardResult field each one shows ("" / None where a reward has no explanation / reason).
-EXTRA_COLUMNS = {"judge_source": "source", "judge_explanation": "explanation", "judge_reason": "reason"}
+EXTRA_COLUMNS: dict[str, Literal["source", "explanation", "reason"]] = {
+    "judge_source": "source",
+    "judge_explanation": "explanation",
+    "judge_reason": "reason",
+}
 # The sync function judges its groups on this many threads at most (each waits on the judge's loop).
 MAX_GROUP_THREADS = 32
 
 Rewards = list[float | None]
-Results = list[dict[str, Any]]
+Results = list[RewardDict]
 
 
-def prompt_groups(items: Sequence[Mapping[str, Any]]) -> list[list[int]]:
+class _PickledState(TypedDict):
+    """What a copy of a TRL reward function in another process is rebuilt from."""
+
+    config: RewardConfig
+    answer_column: str
+    answer_type_column: str
+    name: str
+
+
+def prompt_groups(items: Sequence[Mapping[str, object]]) -> list[list[int]]:
     """The positions of each prompt's completions, prompts in order of first appearance.
 
     A prompt is its text (a conversation's whole transcript), reference answer and rubric:
@@ -82,14 +98,14 @@ def prompt_groups(items: Sequence[Mapping[str, Any]]) -> list[list[int]]:
 
 def _in_order(groups: list[list[int]], parts: Sequence[Results], n: int) -> Results:
     """The groups' results back in the batch's order."""
-    results: list[dict[str, Any]] = [{}] * n
+    results: list[RewardDict | None] = [None] * n
     for group, part in zip(groups, parts, strict=True):
         for k, result in zip(group, part, strict=True):
             results[k] = result
-    return results
+    return [r for r in results if r is not None]
 
 
-def batch_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+def batch_metrics(results: Sequence[RewardDict]) -> dict[str, float]:
     """Per-call judge metrics for TRL's ``log_metric``: where the rewards came from, and how fast."""
     if not results:
         return {}
@@ -158,7 +174,7 @@ class _TrlJudgeReward:
         if system is not None:
             system.close()
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _PickledState:
         """What a copy in another process rebuilds from: never the judge reward's threads or connections."""
         return {
             "config": self.config,
@@ -167,13 +183,18 @@ class _TrlJudgeReward:
             "name": self.__name__,
         }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        _TrlJudgeReward.__init__(self, state.pop("config"), **state)
+    def __setstate__(self, state: _PickledState) -> None:
+        _TrlJudgeReward.__init__(
+            self,
+            state["config"],
+            answer_column=state["answer_column"],
+            answer_type_column=state["answer_type_column"],
+            name=state["name"],
+        )
 
     def _items(
-        self, prompts: Sequence[Any], completions: Sequence[Any], columns: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+        self, prompts: object, completions: object, columns: Mapping[str, object]
+    ) -> list[dict[str, object]]:
         completions = _column("completions", completions, None)
         n = len(completions)
         rubrics = _column("rubric", columns["rubric"], n) if columns.get("rubric") is not None else [None] * n
@@ -209,19 +230,19 @@ class _TrlJudgeReward:
         return self.config.group is not None and self.config.group.mode != "pointwise"
 
     @staticmethod
-    def _report(results: list[dict[str, Any]], columns: Mapping[str, Any]) -> Rewards:
-        log_metric: Callable[[str, float], None] | None = columns.get("log_metric")
-        if log_metric is not None:
+    def _report(results: Results, columns: Mapping[str, object]) -> Rewards:
+        log_metric = columns.get("log_metric")
+        if callable(log_metric):
             for key, value in batch_metrics(results).items():
                 log_metric(key, value)
-        log_extra: Callable[[str, list[Any]], None] | None = columns.get("log_extra")
-        if log_extra is not None:
+        log_extra = columns.get("log_extra")
+        if callable(log_extra):
             for column, field in EXTRA_COLUMNS.items():
                 log_extra(column, [r[field] for r in results])
         return [r["reward"] for r in results]
 
 
-def _column(name: str, values: Any, length: int | None) -> list[Any]:
+def _column(name: str, values: object, length: int | None) -> list[object]:
     """A batch column as a list (one value per completion: a list, a tuple, an array), or
     ``JudgeInputError`` naming it."""
     if isinstance(values, str | bytes | Mapping) or not (
@@ -238,7 +259,9 @@ def _column(name: str, values: Any, length: int | None) -> list[Any]:
 class JudgeRewardFunc(_TrlJudgeReward):
     """A synchronous TRL reward function: ``(prompts, completions, **columns) -> list[float | None]``."""
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> Rewards:
+    def __call__(
+        self, prompts: Sequence[object], completions: Sequence[object], **columns: object
+    ) -> Rewards:
         """Score one generation batch with the judge; ``None`` where it failed and fallback is off."""
         items = self._items(prompts, completions, columns)
         system = self.reward_system
@@ -260,7 +283,9 @@ class AsyncJudgeRewardFunc(_TrlJudgeReward):
 
     _needs_async_trl = True
 
-    async def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> Rewards:
+    async def __call__(
+        self, prompts: Sequence[object], completions: Sequence[object], **columns: object
+    ) -> Rewards:
         """Score one generation batch with the judge; ``None`` where it failed and fallback is off."""
         items = self._items(prompts, completions, columns)
         system = self.reward_system

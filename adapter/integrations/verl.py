@@ -57,12 +57,14 @@ import logging
 import os
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
 from adapter.integrations.process_rewards import ProcessRewards
+from adapter.pipeline.result import RewardDict, Source
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
 
@@ -70,6 +72,7 @@ __all__ = [
     "CONFIG_ENV",
     "DEFAULT_GROUP_WINDOW_S",
     "REWARD_KWARGS",
+    "VerlScore",
     "close_adapter",
     "compute_score",
     "compute_score_async",
@@ -89,15 +92,26 @@ _adapters = ProcessRewards()
 _warned: set[str] = set()
 
 
+class VerlScore(TypedDict):
+    """What ``compute_score`` returns to verl: the same keys and types for every item."""
+
+    score: float
+    source: Source
+    reason: str  # "" when there is none
+    confidence: float | None
+    judge_latency_ms: float
+    fallback: bool
+
+
 @dataclass(frozen=True)
 class _Member:
     """One call's response in a group: its items (one per reference) and the judge they share."""
 
     adapter: BaseJudgeReward
-    items: list[dict[str, Any]]
+    items: list[dict[str, object]]
 
 
-async def _judge_group(members: list[_Member]) -> list[list[dict[str, Any]]]:
+async def _judge_group(members: list[_Member]) -> list[list[RewardDict]]:
     """A group's results, for each member one per reference: each reference judges the group
     once (the members of a group share their references)."""
     adapter = members[0].adapter
@@ -107,7 +121,7 @@ async def _judge_group(members: list[_Member]) -> list[list[dict[str, Any]]]:
     return [[results[k] for results in by_reference] for k in range(len(members))]
 
 
-_groups: GroupCollector[_Member, list[dict[str, Any]]] = GroupCollector(_judge_group)
+_groups: GroupCollector[_Member, list[RewardDict]] = GroupCollector(_judge_group)
 
 
 def get_adapter(reward_router_address: str | None = None, config: str | None = None) -> BaseJudgeReward:
@@ -131,18 +145,24 @@ def _reward_config(source: str | None, reward_router_address: str | None) -> Rew
     return RewardConfig.model_validate({**dict(config), "judge_url": url, "judge_replicas": None})
 
 
+def _router_address(kwargs: Mapping[str, object]) -> str | None:
+    """The reward-model router verl passed (``reward_router_address``), if any."""
+    address = kwargs.get("reward_router_address")
+    return address if isinstance(address, str) else None
+
+
 def close_adapter() -> None:
     """Close the shared judge rewards; the next call builds new ones."""
     _adapters.close()
 
 
-def _warn_once(key: str, message: str, *args: Any) -> None:
+def _warn_once(key: str, message: str, *args: object) -> None:
     if key not in _warned:
         _warned.add(key)
         logger.warning(message, *args)
 
 
-def _warn_unknown(kwargs: Mapping[str, Any]) -> None:
+def _warn_unknown(kwargs: Mapping[str, object]) -> None:
     """A misspelt reward kwarg would otherwise be ignored without a word: name it, once."""
     for name in sorted(set(kwargs) - _VERL_KWARGS):
         _warn_once(
@@ -153,7 +173,7 @@ def _warn_unknown(kwargs: Mapping[str, Any]) -> None:
         )
 
 
-def _references(ground_truth: Any) -> list[Any]:
+def _references(ground_truth: object) -> list[object]:
     """The reference answers in verl's ``ground_truth``: one, or each of a list or an array, at
     most ``MAX_REFERENCES`` (each is one judgment: 10,000 references would be 10,000 calls).
     An empty list stays one (invalid) answer, so the reward says why it is 0."""
@@ -171,8 +191,8 @@ def _references(ground_truth: Any) -> list[Any]:
 
 
 def _items(
-    solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None, answer_type: str | None
-) -> list[dict[str, Any]]:
+    solution_str: str, ground_truth: object, extra_info: Mapping[str, object] | None, answer_type: str | None
+) -> list[dict[str, object]]:
     info = extra_info if isinstance(extra_info, Mapping) else {}
     item = {
         "prompt": info.get("question", ""),
@@ -192,8 +212,8 @@ def _grouped(adapter: BaseJudgeReward) -> bool:
 def _group_key(
     adapter: BaseJudgeReward,
     data_source: str,
-    extra_info: Mapping[str, Any] | None,
-    items: list[dict[str, Any]],
+    extra_info: Mapping[str, object] | None,
+    items: list[dict[str, object]],
 ) -> Hashable | None:
     """What the calls of one prompt share (its judge, dataset row and items but the response),
     or None when ``extra_info`` cannot tell prompts apart (no ``index``, no ``question``)."""
@@ -209,31 +229,34 @@ def _group_key(
     return id(adapter), repr((data_source, info.get("split"), info.get("index"), shared))
 
 
-def _group_limits(group_size: Any, group_window: Any) -> tuple[int | None, float]:
+def _group_limits(group_size: object, group_window: object) -> tuple[int | None, float]:
     """``reward_kwargs.group_size`` and ``group_window``, checked: a count (or None: each group
     collects for its whole window) and a positive number of seconds."""
     if not (group_size is None or (type(group_size) is int and group_size >= 1)):
         raise JudgeConfigError(
             f"reward_kwargs.group_size must be the responses per prompt (rollout.n, >= 1), not {group_size!r}"
         )
-    if type(group_window) not in (int, float) or not 0 < group_window < 3600:
+    if not (type(group_window) is int or type(group_window) is float) or not 0 < group_window < 3600:
         raise JudgeConfigError(
             f"reward_kwargs.group_window must be seconds (0 < window < 3600), not {group_window!r}"
         )
     return group_size, float(group_window)
 
 
-def _to_verl(results: list[dict[str, Any]]) -> dict[str, Any]:
+def _to_verl(results: list[RewardDict]) -> VerlScore:
     """verl's score dict from the results for each reference: the best reward counts."""
+    rewards: list[float] = []
     for result in results:
-        if result["reward"] is None:
+        reward = result["reward"]
+        if reward is None:
             raise JudgeError(
                 f"judge failed ({result['reason']}): {result['error']}; verl cannot mask a missing "
                 "reward, so set fallback_to_rule: true to let the rule reward answer"
             )
-    best = max(results, key=lambda result: result["reward"])
+        rewards.append(reward)
+    best_reward, best = max(zip(rewards, results, strict=True), key=lambda pair: pair[0])
     return {
-        "score": float(best["reward"]),
+        "score": float(best_reward),
         "source": best["source"],
         "reason": best["reason"] or "",
         "confidence": best["confidence"],
@@ -245,19 +268,19 @@ def _to_verl(results: list[dict[str, Any]]) -> dict[str, Any]:
 def compute_score(
     data_source: str,
     solution_str: str,
-    ground_truth: Any,
-    extra_info: Mapping[str, Any] | None = None,
+    ground_truth: object,
+    extra_info: Mapping[str, object] | None = None,
     *,
     config: str | None = None,
     answer_type: str | None = None,
     group_size: int | None = None,
     group_window: float = DEFAULT_GROUP_WINDOW_S,
-    **kwargs: Any,
-) -> dict[str, Any]:
+    **kwargs: object,
+) -> VerlScore:
     """verl's ``compute_score``: judge one response (see the module docs for the kwargs; the
     group ones are read only by ``compute_score_async``)."""
     _warn_unknown(kwargs)
-    adapter = get_adapter(kwargs.get("reward_router_address"), config)
+    adapter = get_adapter(_router_address(kwargs), config)
     if _grouped(adapter):
         _warn_once(
             "<sync>",
@@ -269,19 +292,19 @@ def compute_score(
 async def compute_score_async(
     data_source: str,
     solution_str: str,
-    ground_truth: Any,
-    extra_info: Mapping[str, Any] | None = None,
+    ground_truth: object,
+    extra_info: Mapping[str, object] | None = None,
     *,
     config: str | None = None,
     answer_type: str | None = None,
     group_size: int | None = None,
     group_window: float = DEFAULT_GROUP_WINDOW_S,
-    **kwargs: Any,
-) -> dict[str, Any]:
+    **kwargs: object,
+) -> VerlScore:
     """``compute_score`` for verl's reward loop to await: its concurrent items share judge
     batches; with a ``group:`` block, the responses of one prompt are judged together."""
     _warn_unknown(kwargs)
-    adapter = get_adapter(kwargs.get("reward_router_address"), config)
+    adapter = get_adapter(_router_address(kwargs), config)
     items = _items(solution_str, ground_truth, extra_info, answer_type)
     key = _group_key(adapter, data_source, extra_info, items) if _grouped(adapter) else None
     if key is None:

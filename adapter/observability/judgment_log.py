@@ -31,9 +31,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pydantic_core
+from typing_extensions import TypedDict
 
 from adapter.config import RewardConfig
 from adapter.dispatch.fork_safety import reset_after_fork
@@ -44,15 +45,35 @@ from adapter.observability.judgment_writer import (
     open_writer,
     release_writer,
 )
-from adapter.pipeline.result import RewardResult
+from adapter.pipeline.result import RewardResult, Source
 from judge_vllm.redaction import scrub
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["JudgmentEntry", "JudgmentLog", "cut_text", "judgment_line", "sampled"]
+__all__ = [
+    "JudgmentEntry",
+    "JudgmentLine",
+    "JudgmentLog",
+    "JudgmentLogCounts",
+    "cut_text",
+    "judgment_line",
+    "sampled",
+]
 
 QUEUE_SIZE = 10_000
 # A key this short could match ordinary text; real API keys are far longer.
 _HASH_SPACE = float(1 << 64)
+
+
+class JudgmentLogCounts(TypedDict):
+    """A judgment log's file and sample rate, and its lines: logged, dropped (queue full), lost to
+    write errors, and queued."""
+
+    path: str
+    sample_rate: float
+    logged: int
+    dropped: int
+    errors: int
+    queued: int
 
 
 def sampled(request_id: str, rate: float) -> bool:
@@ -86,7 +107,33 @@ class JudgmentEntry(NamedTuple):
     score: float | None
 
 
-def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int) -> dict[str, Any]:
+class JudgmentLine(TypedDict):
+    """One line of the judgment log, before it is JSON (``time`` a UTC datetime; texts cut)."""
+
+    time: datetime.datetime
+    request_id: str
+    answer_type: str | None
+    profile: str
+    mode: str
+    model: str | None
+    source: Source
+    reward: float | None
+    score: float | None
+    label: str | None
+    confidence: float | None
+    calibration: str | None
+    explanation: str | None
+    reason: str | None
+    latency_ms: float
+    detailed_scores: dict[str, float] | None
+    judge_scores: dict[str, float | None] | None
+    prompt: str | None
+    completion: str | None
+    answer: str | None
+    final_answer: str | None
+
+
+def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int) -> JudgmentLine:
     """The object logged for one reward, as ``pydantic_core.to_json`` takes it (the time is a
     UTC datetime); docs/eval.md shows a line."""
     result, request = entry.result, entry.request
@@ -186,7 +233,7 @@ class JudgmentLog:
                 self._writer = open_writer(path, self._sink, self._queue_size, self._max_bytes)
             return self._writer
 
-    def snapshot(self) -> dict[str, Any] | None:
+    def snapshot(self) -> JudgmentLogCounts | None:
         """Counts for ``get_metrics()`` (per file): lines logged, dropped (queue full), lost to
         write errors, and queued; None when the log is off."""
         if self.path_template is None:

@@ -26,8 +26,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import BinaryIO, Protocol, TypeVar
 
 __all__ = ["JudgmentWriter", "LineSink", "RotatingFile", "line_chunks", "open_writer", "release_writer"]
 
@@ -37,6 +38,7 @@ except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger("JudgeReward")
+Item = TypeVar("Item")
 
 # Lines rendered and written at once (in chunks of at most max_bytes).
 BATCH_LINES = 1024
@@ -167,7 +169,7 @@ class JudgmentWriter:
         self._sink = sink
         self._chunk_bytes = chunk_bytes
         self._max_queued = queue_size
-        self._queue: deque[tuple[Callable[[Any], bytes], Any]] = deque()
+        self._queue: deque[Callable[[], bytes]] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._dropping = False
@@ -176,12 +178,12 @@ class JudgmentWriter:
         self._thread = threading.Thread(target=self._run, name="judgment-log", daemon=True)
         self._thread.start()
 
-    def put(self, render: Callable[[Any], bytes], item: Any) -> None:
+    def put(self, render: Callable[[Item], bytes], item: Item) -> None:
         """Queue a line (``render(item)`` makes it on the writer thread); drop and count it when
         the writer is behind. Never blocks."""
         # Several threads may pass the check at once: the bound can be passed by a few lines.
         if len(self._queue) < self._max_queued:
-            self._queue.append((render, item))
+            self._queue.append(partial(render, item))
             if self._dropping:
                 self._dropping = False
             return
@@ -230,16 +232,15 @@ class JudgmentWriter:
             for i in range(min(BATCH_LINES, len(self._queue))):
                 if i and i % YIELD_EVERY_LINES == 0:
                     time.sleep(YIELD_S)
-                render, item = self._queue.popleft()
-                line = self._render(render, item)
+                line = self._render(self._queue.popleft())
                 if line is not None:
                     lines.append(line)
             for chunk in line_chunks(lines, self._chunk_bytes):
                 self._write(chunk)
 
-    def _render(self, render: Callable[[Any], bytes], item: Any) -> bytes | None:
+    def _render(self, render: Callable[[], bytes]) -> bytes | None:
         try:
-            return render(item)
+            return render()
         except Exception:  # a writer thread that died would drop every later line: lose this one
             with self._lock:
                 self.errors += 1

@@ -4,14 +4,70 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, deque
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from adapter.dispatch.fork_safety import reset_after_fork
-from adapter.observability.reward_distribution import RewardDistribution
+from adapter.observability.reward_distribution import RewardDistribution, RewardDistributionSnapshot
 
-__all__ = ["RewardMetrics", "percentile"]
+__all__ = [
+    "CascadeCounts",
+    "CounterSnapshot",
+    "LatencyPercentiles",
+    "RewardCounters",
+    "RewardDistributionMetrics",
+    "RewardMetrics",
+    "percentile",
+]
 
 LATENCY_WINDOW = 10_000
+
+
+class LatencyPercentiles(TypedDict):
+    """Reward latency over the recent window, in ms."""
+
+    p50: float
+    p95: float
+    p99: float
+    max: float
+
+
+class RewardDistributionMetrics(RewardDistributionSnapshot):
+    """The reward distribution, with the canary probes' false-positive rate next to it."""
+
+    canary_false_positive_rate: float | None
+
+
+class CascadeCounts(TypedDict):
+    """strategy cascade: rewards decided by rule, sent on to the judge, and the judge's share."""
+
+    decided_by_rule: int
+    sent_to_judge: int
+    judge_fraction: float | None
+
+
+class RewardCounters(TypedDict):
+    """``RewardMetrics.snapshot``: the counters and rates of every reward so far."""
+
+    total_requests: int
+    sources: dict[str, int]
+    cache_hit_rate: float
+    error_rate: float
+    fallback_rate: float
+    errors: dict[str, int]
+    fallback_reasons: dict[str, int]
+    precheck_reasons: dict[str, int]
+    latency_ms: LatencyPercentiles
+    judge_calls: int
+    judged_items: int
+    batched_fraction: float
+    single_flight_joins: int
+    reward_distribution: RewardDistributionMetrics
+    cascade: CascadeCounts
+
+
+class CounterSnapshot(RewardCounters, closed=True):
+    """``RewardCounters`` and no other key, so ``get_metrics()`` can spread it into its own dict."""
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -88,7 +144,7 @@ class RewardMetrics:
         with self._lock:
             self.single_flight_joins += 1
 
-    def snapshot(self, canary_false_positive_rate: float | None = None) -> dict[str, Any]:
+    def snapshot(self, canary_false_positive_rate: float | None = None) -> CounterSnapshot:
         """Counters and rates (the live gauges are added by the reward system), the canary
         probes' false-positive rate next to the reward distribution."""
         with self._lock:

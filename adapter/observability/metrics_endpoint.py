@@ -24,7 +24,6 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, start_http_server
@@ -95,7 +94,7 @@ class _Endpoints:
         self._by_address = {}
 
     def join(
-        self, host: str, port: int, name: str, get_metrics: Callable[[], Mapping[str, Any]]
+        self, host: str, port: int, name: str, get_metrics: Callable[[], Mapping[str, object]]
     ) -> MetricsEndpoint:
         """Serve ``get_metrics`` on host:port (started if needed; port 0: a new free port).
         Raises ``OSError`` when the port cannot be bound."""
@@ -138,7 +137,7 @@ _ENDPOINTS = _Endpoints()
 
 
 def serve_metrics(
-    config: RewardConfig, get_metrics: Callable[[], Mapping[str, Any]]
+    config: RewardConfig, get_metrics: Callable[[], Mapping[str, object]]
 ) -> MetricsEndpoint | None:
     """The endpoint ``config.metrics_port`` asks for, serving ``get_metrics``; None when it is
     off, or when the port cannot be bound (a warning says why)."""

@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 BREAKER_STATES = ("closed", "open", "half_open")
 
 
-def _as_is(value: Any) -> Any:
+def _as_is(value: object) -> object:
     return value
 
 
@@ -295,7 +295,7 @@ def _add(family: Metric, series: RewardSeries, labels: list[str], number: Any) -
 
 
 def _families(
-    snapshots: Mapping[str, Mapping[str, Any]], instance_label: str | None, series: Sequence[RewardSeries]
+    snapshots: Mapping[str, Mapping[str, object]], instance_label: str | None, series: Sequence[RewardSeries]
 ) -> Iterator[Metric]:
     """One family per series that some snapshot holds in the expected shape; each snapshot's
     samples under its own ``instance_label`` value (no label when ``instance_label`` is None)."""
@@ -322,7 +322,7 @@ class RewardCollector(Collector):
     """Builds the ``series`` families from ``get_metrics()`` on every scrape."""
 
     def __init__(
-        self, get_metrics: Callable[[], Mapping[str, Any]], series: Sequence[RewardSeries] = REWARD_SERIES
+        self, get_metrics: Callable[[], Mapping[str, object]], series: Sequence[RewardSeries] = REWARD_SERIES
     ) -> None:
         self._get_metrics = get_metrics
         self.series = tuple(series)
@@ -344,9 +344,9 @@ class LabelledRewardCollector(Collector):
         self.label = label
         self.series = tuple(series)
         self._lock = threading.Lock()
-        self._sources: dict[str, Callable[[], Mapping[str, Any]]] = {}
+        self._sources: dict[str, Callable[[], Mapping[str, object]]] = {}
 
-    def add(self, name: str, get_metrics: Callable[[], Mapping[str, Any]]) -> None:
+    def add(self, name: str, get_metrics: Callable[[], Mapping[str, object]]) -> None:
         """Serve a system's ``get_metrics()`` under ``name`` (a name in use is an error)."""
         with self._lock:
             if name in self._sources:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from judge_vllm.schemas import AnswerType
 
@@ -26,7 +27,9 @@ __all__ = [
     "NEAR_ZERO",
     "OTHER_ANSWER_TYPE",
     "REWARD_BUCKETS",
+    "RewardCounts",
     "RewardDistribution",
+    "RewardDistributionSnapshot",
     "answer_type_label",
 ]
 
@@ -43,6 +46,27 @@ def answer_type_label(answer_type: str | None) -> str:
     """The label for a request's (normalised, upper-case) answer_type: its name if it has a
     rubric of its own, else ``OTHER``."""
     return answer_type if answer_type in _KNOWN_TYPES else OTHER_ANSWER_TYPE
+
+
+class RewardCounts(TypedDict):
+    """The rewards of one (source, answer_type) pair: ``buckets`` by upper bound, cumulative."""
+
+    count: int
+    sum: float
+    mean: float | None
+    buckets: dict[str, int]
+    near_zero_fraction: float | None
+    near_one_fraction: float | None
+
+
+class RewardDistributionSnapshot(TypedDict):
+    """Every reward's counts, and each pair's ``RewardCounts`` by source, then answer_type."""
+
+    count: int
+    no_value: int
+    near_zero_fraction: float | None
+    near_one_fraction: float | None
+    sources: dict[str, dict[str, RewardCounts]]
 
 
 @dataclass
@@ -63,7 +87,7 @@ class _Counts:
         self.near_one += reward >= NEAR_ONE
         self.bins[bisect.bisect_left(REWARD_BUCKETS, reward)] += 1  # the first bound >= reward
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> RewardCounts:
         cumulative, running = {}, 0
         for bound, n in zip(REWARD_BUCKETS, self.bins, strict=False):
             running += n
@@ -96,12 +120,12 @@ class RewardDistribution:
             counts = self._counts[key] = _Counts()
         counts.add(reward)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> RewardDistributionSnapshot:
         """Overall count and near-0/near-1 fractions, and each pair's ``_Counts.snapshot``."""
         count = sum(c.count for c in self._counts.values())
         near_zero = sum(c.near_zero for c in self._counts.values())
         near_one = sum(c.near_one for c in self._counts.values())
-        sources: dict[str, dict[str, Any]] = {}
+        sources: dict[str, dict[str, RewardCounts]] = {}
         for (source, answer_type), counts in sorted(self._counts.items()):
             sources.setdefault(source, {})[answer_type] = counts.snapshot()
         return {

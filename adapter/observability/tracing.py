@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import logging
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from judge_vllm.errors import JudgeError
+
+if TYPE_CHECKING:  # an optional dependency: imported only when tracing is on
+    from opentelemetry.trace import Span, Tracer
 
 __all__ = ["SPAN_NAME", "TRACER_NAME", "JudgeCallTracer"]
 
@@ -35,7 +38,7 @@ class _JudgeClient(Protocol):
     def endpoint(self, items: int) -> str: ...
 
 
-def _otel_tracer() -> Any:
+def _otel_tracer() -> Tracer | None:
     """The OpenTelemetry tracer, or None (with a warning) when the API is not installed."""
     try:
         from opentelemetry import trace
@@ -56,15 +59,15 @@ class JudgeCallTracer:
         self._profile = profile
         self._client = client
 
-    def call(self) -> AbstractContextManager[Any]:
+    def call(self) -> AbstractContextManager[Span | None]:
         """Around one judge call: the current span (None when not tracing)."""
         if self._tracer is None:
             return _UNTRACED
         from opentelemetry.trace import SpanKind
 
-        return self._tracer.start_as_current_span(SPAN_NAME, kind=SpanKind.CLIENT)  # type: ignore[no-any-return]
+        return self._tracer.start_as_current_span(SPAN_NAME, kind=SpanKind.CLIENT)
 
-    def finish(self, span: Any, size: int, errors: list[JudgeError], latency_ms: float) -> None:
+    def finish(self, span: Span | None, size: int, errors: list[JudgeError], latency_ms: float) -> None:
         """What the call carried and how it ended, on its span."""
         if span is None:
             return

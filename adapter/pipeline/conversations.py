@@ -7,12 +7,11 @@ A prompt or completion is plain text or a list of ``{"role", "content"}`` messag
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 __all__ = ["message_text", "prompt_text"]
 
 
-def message_text(value: str | Sequence[Mapping[str, Any]], role: str) -> str:
+def message_text(value: object, role: str) -> str:
     """The text of a plain prompt or completion, or the joined ``role`` contents of a conversation."""
     messages = _messages(value)
     if messages is None:
@@ -20,7 +19,7 @@ def message_text(value: str | Sequence[Mapping[str, Any]], role: str) -> str:
     return "\n\n".join(_content_text(m.get("content")) for m in messages if m.get("role") == role)
 
 
-def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+def prompt_text(prompt: object) -> str:
     """What the judge is shown as the prompt: plain text as is, a lone user turn as its text,
     any other conversation as a transcript of ``role: text`` turns (system prompt and earlier
     turns included) separated by blank lines. Empty turns (a tool call's) are left out.
@@ -38,7 +37,7 @@ def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     return "\n\n".join(f"{role}: {text}" for role, text in turns)
 
 
-def _messages(value: Any) -> list[Mapping[str, Any]] | None:
+def _messages(value: object) -> list[Mapping[str, object]] | None:
     """The messages of a conversation (one message dict counts as one), or None for plain text
     and anything else; items of a conversation that are not messages are left out."""
     if isinstance(value, Mapping):
@@ -48,12 +47,12 @@ def _messages(value: Any) -> list[Mapping[str, Any]] | None:
     return [m for m in value if isinstance(m, Mapping)]
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     """Plain text as is; None as empty; anything else as its ``str`` (the pre-checks judge it)."""
     return "" if value is None else value if isinstance(value, str) else str(value)
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: object) -> str:
     """A message's content: a string, or the text parts of a multimodal content list."""
     if content is None:
         return ""

@@ -9,17 +9,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+
+from typing_extensions import TypedDict, Unpack
 
 from adapter.config import RewardConfig
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.pipeline.calibration import CalibrationFile, calibrate, load_calibration_file
 from adapter.pipeline.inputs import InvalidInput
-from adapter.pipeline.result import RewardResult, Source
+from adapter.pipeline.result import GroupComparison, RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
 
-__all__ = ["RewardOutcomes"]
+__all__ = ["ResultDetails", "RewardOutcomes"]
+
+
+class ResultDetails(TypedDict, total=False):
+    """The ``RewardResult`` fields a step may add to a reward, beyond its value and source."""
+
+    detailed_scores: dict[str, float] | None
+    confidence: float | None
+    reason: str | None
+    error: str | None
+    judge_scores: dict[str, float | None] | None
+    label: str | None
+    judge_score: float | None
+    calibration: str | None
+    comparisons: list[GroupComparison] | None
 
 
 class RewardOutcomes:
@@ -103,7 +118,7 @@ class RewardOutcomes:
         source: Source,
         explanation: str,
         score: float | None = None,
-        **extra: Any,
+        **extra: Unpack[ResultDetails],
     ) -> RewardResult:
         latency_ms = (time.monotonic() - started) * 1000
         self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,7 +26,7 @@ __all__ = [
     "request_from_item",
 ]
 
-RewardItem = Mapping[str, Any] | JudgeRequest | Sequence[Any]
+RewardItem = Mapping[str, object] | JudgeRequest | Sequence[object]
 REQUEST_FIELDS = ("prompt", "completion", "answer", "answer_type")
 
 
@@ -40,7 +39,7 @@ class InvalidInput:
 
 
 def build_request(
-    prompt: Any, completion: Any, answer: Any, answer_type: Any, metadata: dict[str, Any]
+    prompt: object, completion: object, answer: object, answer_type: object, metadata: dict[str, object]
 ) -> JudgeRequest | InvalidInput:
     """A request from a reward call's arguments (``request_id`` may come in ``metadata``)."""
     fields = {"prompt": prompt, "completion": completion, "answer": answer, "answer_type": answer_type}
@@ -48,13 +47,13 @@ def build_request(
     if request_id is not None:
         fields["request_id"] = request_id
     try:
-        return JudgeRequest(**fields, metadata=metadata)
+        return JudgeRequest.model_validate({**fields, "metadata": metadata})
     except ValidationError as err:
         problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
         return InvalidInput(_printable_id(request_id), problem)
 
 
-def request_from_item(item: Any) -> JudgeRequest | InvalidInput:
+def request_from_item(item: object) -> JudgeRequest | InvalidInput:
     """A request from one ``reward_batch`` item: a dict, a ``JudgeRequest`` or a 3-4 tuple."""
     if isinstance(item, JudgeRequest):
         return item
@@ -68,11 +67,11 @@ def request_from_item(item: Any) -> JudgeRequest | InvalidInput:
     return InvalidInput("", f"batch item of type {type(item).__name__}: expected a dict or a tuple")
 
 
-def _printable_id(request_id: Any) -> str:
+def _printable_id(request_id: object) -> str:
     return request_id if isinstance(request_id, str) else ""
 
 
-def batch_items(items: Any) -> list[Any]:
+def batch_items(items: object) -> list[object]:
     """The items of a ``reward_batch`` call as a list; ``JudgeInputError`` when ``items`` is not a
     collection of items (None, a number, a string, a single dict). Each item is checked later,
     one by one: a bad item gets its own defined reward."""
@@ -84,7 +83,7 @@ def batch_items(items: Any) -> list[Any]:
     return list(items)
 
 
-def group_requests(items: Any) -> list[JudgeRequest | InvalidInput]:
+def group_requests(items: object) -> list[JudgeRequest | InvalidInput]:
     """The members of a ``reward_group`` call: completions of one question against one reference;
     ``JudgeInputError`` naming the first member that differs (a bad member gets its own reward)."""
     built = [request_from_item(item) for item in batch_items(items)]

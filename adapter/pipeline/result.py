@@ -2,15 +2,58 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypedDict
 
-__all__ = ["JUDGE_DECIDED", "GroupComparison", "RewardResult", "Source"]
+__all__ = [
+    "JUDGE_DECIDED",
+    "GroupComparison",
+    "GroupComparisonDict",
+    "RewardDict",
+    "RewardResult",
+    "Source",
+    "judged_reward",
+]
 
 Source = Literal["judge", "cache", "rule", "rule_fallback", "error"]
 # The sources of a reward the judge decided (fresh or stored); the others are rules or failures.
 JUDGE_DECIDED: frozenset[str] = frozenset({"judge", "cache"})
+
+
+def judged_reward(result: RewardDict) -> float | None:
+    """The reward of a result the judge decided (fresh or stored), else None."""
+    return result["reward"] if result["source"] in JUDGE_DECIDED else None
+
+
+class GroupComparisonDict(TypedDict):
+    """A ``GroupComparison`` as the reward dict holds it."""
+
+    shown: list[int]
+    p_first: float | None
+    ranking: list[int] | None
+    source: Source
+
+
+class RewardDict(TypedDict):
+    """The dict ``reward()``, ``reward_batch()`` and ``reward_group()`` return: ``RewardResult``'s
+    fields, every key always present (see ``RewardResult`` for what each holds)."""
+
+    reward: float | None
+    source: Source
+    request_id: str
+    explanation: str
+    latency_ms: float
+    detailed_scores: dict[str, float] | None
+    confidence: float | None
+    reason: str | None
+    error: str | None
+    judge_scores: dict[str, float | None] | None
+    label: str | None
+    judge_score: float | None
+    calibration: str | None
+    comparisons: list[GroupComparisonDict] | None
 
 
 class GroupComparison(BaseModel):
@@ -24,6 +67,15 @@ class GroupComparison(BaseModel):
     p_first: float | None = None
     ranking: list[int] | None = None
     source: Source
+
+    def to_dict(self) -> GroupComparisonDict:
+        """The comparison as the reward dict holds it."""
+        return {
+            "shown": list(self.shown),
+            "p_first": self.p_first,
+            "ranking": None if self.ranking is None else list(self.ranking),
+            "source": self.source,
+        }
 
 
 class RewardResult(BaseModel):
@@ -60,6 +112,21 @@ class RewardResult(BaseModel):
         """The reward under the seed's name (``compute_reward(...).score``)."""
         return self.reward
 
-    def to_dict(self) -> dict[str, Any]:
-        """The plain dict ``reward()`` returns."""
-        return self.model_dump()
+    def to_dict(self) -> RewardDict:
+        """The plain dict ``reward()`` returns (its own copies of the mappings and lists)."""
+        return {
+            "reward": self.reward,
+            "source": self.source,
+            "request_id": self.request_id,
+            "explanation": self.explanation,
+            "latency_ms": self.latency_ms,
+            "detailed_scores": None if self.detailed_scores is None else dict(self.detailed_scores),
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "error": self.error,
+            "judge_scores": None if self.judge_scores is None else dict(self.judge_scores),
+            "label": self.label,
+            "judge_score": self.judge_score,
+            "calibration": self.calibration,
+            "comparisons": None if self.comparisons is None else [c.to_dict() for c in self.comparisons],
+        }

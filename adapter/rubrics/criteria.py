@@ -10,7 +10,6 @@ gives the weighted mean over the judged criteria, 0 when any judged veto criteri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -55,7 +54,7 @@ class RubricScore(BaseModel):
     explanation: str
 
 
-def parse_rubric(rubric: Any, field: str = "rubric") -> list[Criterion]:
+def parse_rubric(rubric: object, field: str = "rubric") -> list[Criterion]:
     """Criteria from a list of strings or mappings; ``JudgeInputError`` naming the entry otherwise."""
     if isinstance(rubric, str | bytes) or not isinstance(rubric, Sequence) or not rubric:
         raise JudgeInputError(f"{field} must be a non-empty list of criteria, got {type(rubric).__name__}")

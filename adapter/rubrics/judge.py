@@ -9,11 +9,13 @@ their prompt prefix in vLLM's prefix cache. In fast mode a criterion's score is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import Any, Protocol
+from typing import Protocol
 
 from adapter.config import RewardConfig
+from adapter.pipeline.inputs import RewardItem
+from adapter.pipeline.result import RewardDict
 from adapter.rubrics.criteria import Criterion, RubricScore, score_rubric
 from judge_vllm.profiles import JudgeProfile, load_profile
 from judge_vllm.schemas import JudgeRequest
@@ -26,7 +28,7 @@ CRITERION_PROFILE = "criterion"
 class CriteriaRewarder(Protocol):
     """What judges the criteria: a reward system's batch method."""
 
-    async def areward_batch(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
+    async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]: ...
 
     def close(self) -> None: ...
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-from typing import Any
 
 from adapter.rules.answer_format import format_issue
 from adapter.rules.choice import chosen_letters, gold_letters
@@ -160,7 +159,7 @@ def _type_note(answer_type: object, kind: str) -> str:
 
 
 def _grade(
-    prompt: Any, completion: Any, answer: Any, answer_type: object, settings: RuleSettings
+    prompt: object, completion: object, answer: object, answer_type: object, settings: RuleSettings
 ) -> RuleVerdict:
     try:
         prompt_s, completion_s, answer_s = (coerce_text(v, n) for v, n in
@@ -214,10 +213,10 @@ def _grade(
 
 
 def grade(
-    prompt: Any,
-    completion: Any,
-    answer: Any,
-    answer_type: str | None = None,
+    prompt: object,
+    completion: object,
+    answer: object,
+    answer_type: object = None,
     settings: RuleSettings = DEFAULT_SETTINGS,
 ) -> RuleVerdict:
     """The rule reward in [0, 1] for one completion; never raises, on any input (texts of any type,

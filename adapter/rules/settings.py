@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -46,7 +46,7 @@ class RuleSettings(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _renamed_keys(cls, data: Any) -> Any:
+    def _renamed_keys(cls, data: object) -> object:
         return rename_deprecated_keys(data, cls.RENAMED_KEYS, "rules")
 
 

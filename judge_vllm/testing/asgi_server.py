@@ -12,7 +12,6 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 import uvicorn
 
@@ -20,8 +19,9 @@ __all__ = ["ASGIApp", "ApiServer"]
 
 SERVER_START_TIMEOUT_S = 30.0
 
+Message = MutableMapping[str, object]
 ASGIApp = Callable[
-    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    [MutableMapping[str, object], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
     Awaitable[None],
 ]
 

@@ -425,14 +425,16 @@ def test_several_processes_on_one_log_path_lose_no_line_to_rotation(tmp_path):
 
 def test_a_queued_line_holds_bounded_text_not_a_whole_huge_completion(monkeypatch, tmp_path):
     sink = BlockedSink()
-    log = JudgmentLog(_config(tmp_path / "j.jsonl", judgment_log_max_chars=1000), lambda: None, sink=lambda p: sink)
+    log = JudgmentLog(
+        _config(tmp_path / "j.jsonl", judgment_log_max_chars=1000), lambda: None, sink=lambda p: sink
+    )
     huge = "x" * 5_000_000
     request = JudgeRequest(prompt="q", completion=huge, answer="4")
     log.record(_result("first"), request)
     assert sink.entered.wait(10)  # the writer is stuck: the next lines stay queued
     for i in range(5):
         log.record(_result(f"held {i}"), request)
-    held = [entry.request.completion for _, entry in log._writer._queue]  # what the queue keeps alive
+    held = [line.args[0].request.completion for line in log._writer._queue]  # what the queue keeps alive
     sink.release.set()
     log.close()
     assert len(held) == 5 and all(len(text) < 1000 + 100 for text in held)

@@ -6,8 +6,10 @@ import adapter.rules
 DOCUMENTED = {
     "BaseJudgeReward",
     "JudgeRewardSystem",
+    "MetricsDict",
     "MultiJudge",
     "RewardConfig",
+    "RewardDict",
     "RewardResult",
     "RuleRewardSystem",
     "create_judge_reward",

@@ -1,0 +1,42 @@
+"""What ``get_metrics()`` returns, key by key: a plain dict for trainers, typed here.
+
+Each part is typed where it is counted (``RewardCounters`` in ``metrics``, ``CanaryCounts``,
+``BreakerSnapshot``, ``CacheStats``, ``JudgmentLogCounts``, ``ReplicaSnapshot``); ``MetricsDict``
+adds the reward system's live gauges to the counters, and the keys only some systems have.
+"""
+
+# No ``from __future__ import annotations``: NotRequired must be seen at run time (``__required_keys__``).
+from typing_extensions import NotRequired
+
+from adapter.cache.verdict_cache import CacheStats
+from adapter.dispatch.breaker import BreakerSnapshot
+from adapter.dispatch.replicas import ReplicaSnapshot
+from adapter.observability.canary import CanaryCounts
+from adapter.observability.judgment_log import JudgmentLogCounts
+from adapter.observability.metrics import RewardCounters
+
+__all__ = ["MetricsDict"]
+
+
+class MetricsDict(RewardCounters):
+    """``get_metrics()``: the counters and rates of every reward (``RewardCounters``), the canary
+    probes, the queue, breaker, cache and judgment log, and the judge's model, mode and profile.
+    ``failovers`` and ``replicas`` are there with ``judge_replicas``; ``judges`` with several
+    judges (``MultiJudge``: by URL; ``escalate_to``: ``first`` and ``second``, with ``escalations``)."""
+
+    canary: CanaryCounts
+    current_queue_size: int
+    inflight: int
+    circuit_breaker: BreakerSnapshot
+    cache: CacheStats | None
+    cache_entries: int
+    model: str | None
+    context_cuts: int
+    coarse_fast_verdicts: int
+    mode: str
+    profile: str
+    judgment_log: JudgmentLogCounts | None
+    failovers: NotRequired[int]
+    replicas: NotRequired[dict[str, ReplicaSnapshot]]
+    escalations: NotRequired[int]
+    judges: NotRequired[dict[str, "MetricsDict"]]
