@@ -155,6 +155,24 @@ async def test_overlong_completion_is_cut_by_tokens_to_fit_the_context(fake_judg
     assert fake_judge.counts["/detokenize"] == 2
 
 
+@pytest.mark.parametrize(
+    ("chars", "max_model_len"), [(15_000, 4096), (6_000, 4096), (5_000, 3500), (60_000, 32_768)]
+)
+async def test_a_long_prompt_is_cut_once_in_five_calls(fake_judge, chars, max_model_len):
+    """Count, the completion's tokens, its two kept ends, the check. A second cut (the marker, at one
+    token per character as with the fake's tokenizer, outgrew the slack) made it nine."""
+    fake_judge.set_plan(FaultPlan(max_model_len=max_model_len))
+    steps = " ".join(f"add {n} to get {n * 7}" for n in range(chars // 10))
+    request = JudgeRequest(prompt="What is 2+2?", completion=f"{steps} so the answer is 4.", answer="4")
+    async with _client(fake_judge.url, max_completion_chars=chars) as client:
+        await client.judge(_requests(1)[0])  # the labels' token ids are asked once, first
+        fake_judge.counts.clear()
+        verdict = await client.judge(request)
+        assert client.context_cuts == 1
+    assert verdict.score == 1.0
+    assert (fake_judge.counts["/tokenize"], fake_judge.counts["/detokenize"]) == (3, 2)
+
+
 async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(fake_judge, monkeypatch):
     fake_judge.set_plan(FaultPlan(max_model_len=3500))
     in_flight, peak = 0, 0
