@@ -1,10 +1,12 @@
 """The async client against a loopback fake server: retry policy, batching, parsing errors."""
 
+import re
+
 import httpx
 import openai
 import pytest
 
-from judge_vllm.client import CONTEXT_FIT_CALLS, JudgeClient, api_root
+from judge_vllm.client import CONTEXT_FIT_CALLS, CONTEXT_FIT_PROMPTS, JudgeClient, api_root
 from judge_vllm.errors import (
     ContextOverflowError,
     JudgeParseError,
@@ -194,6 +196,27 @@ async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(f
         assert client.context_cuts == 60
     assert all(isinstance(r, Verdict) for r in results)
     assert CONTEXT_FIT_CALLS >= peak > 1  # 240 /tokenize and /detokenize calls, never all at once
+
+
+async def test_the_first_long_prompts_are_fitted_first_not_all_call_by_call(fake_judge, monkeypatch):
+    """A prompt keeps its fitting slot through all its rounds: the first is done before later ones
+    start, so a large batch's first calls go out early (lockstep, all finished at about the end)."""
+    fake_judge.set_plan(FaultPlan(max_model_len=3500))
+    order: list[int] = []
+    async with _client(fake_judge.url, mode="verdict") as client:
+        post = client._post
+
+        async def recorded(url, body):
+            if url.endswith("/tokenize"):
+                text = body["prompt"] if "prompt" in body else body["messages"][-1]["content"]
+                order.append(int(re.search(r"so the answer is (\d+)", text).group(1)))
+            return await post(url, body)
+
+        monkeypatch.setattr(client, "_post", recorded)
+        await client.judge_many([_overlong(str(n)) for n in range(60)])
+    assert len(order) == 3 * 60  # each: its count, its completion's tokens, the check after the cut
+    last_of_first = max(i for i, n in enumerate(order) if n == 0)
+    assert all(n < 2 * CONTEXT_FIT_PROMPTS for n in order[: last_of_first + 1])
 
 
 async def test_prompt_that_cannot_fit_fails_only_its_own_slot(fake_judge):
