@@ -15,6 +15,7 @@ into ``docs/BENCHMARKS.md`` between its markers.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import socket
 import subprocess
@@ -150,14 +151,15 @@ def long_batch(
     sizes: Sequence[int], kb: float, timeout: float, repeats: int
 ) -> tuple[list[Run], dict[str, float]]:
     """Runs of ``reward_batch`` for each size, ``repeats`` times (sizes alternating), and each
-    stage alone over the largest size's rows."""
+    stage alone over the largest size's rows (with the machine's load average at the start)."""
     runs = []
+    load = os.getloadavg()[0]
     with fake_judge_process() as url:
         for repeat in range(repeats):
             for n in sizes:
                 runs.append(_reward_batch(url, long_rows(n, kb, seed=repeat * 100_000 + n), timeout))
         stages = _stages(url, long_rows(max(sizes), kb, seed=-2), timeout)
-    return runs, stages
+    return runs, {**stages, "load_1m": load}
 
 
 def _ms(seconds: float, rows: int) -> str:
@@ -187,7 +189,8 @@ def section(runs: list[Run], stages: dict[str, float], kb: float, timeout: float
             f" `max_batch_size: {MAX_BATCH_SIZE}`, cache on (every row a miss), the loopback fake judge in its own"
             " process. Its tokenizer is one token per character and its context 4,096 tokens, so every prompt is cut"
             " to fit with `/tokenize` and `/detokenize` (the worst case: digits under a tokenizer that splits them)."
-            " CPU seconds are this process's (the reward system, all its threads) and the fake's.",
+            " CPU seconds are this process's (the reward system, all its threads) and the fake's. Load average"
+            f" at the start: {stages['load_1m']:.1f} on {os.cpu_count()} cores.",
             "",
             "| rows | judge | rule_fallback | other | wall s | slowest reward s | client CPU s (a row) | fake CPU s"
             " | /tokenize | /detokenize | judge calls |",

@@ -28,12 +28,14 @@ def test_the_section_counts_each_run_and_names_the_largest_batch_judged_whole(tm
         "client_cpu_s": 6.0,
         "fake_cpu_s": 1.0,
         "rows": 1000,
+        "load_1m": 0.4,
     }
     runs = [{**_run(256, 255), "sources": {"judge": 256}}, _run(1024, 1000)]
     text = section(runs, stages, 15, 10, "judge-bench --long-batch")
     assert text.startswith(START) and text.endswith(END)
     assert "| 1,024 | 1,000 | 23 | 1 | 6.0 | 6.0 | 5.1 (5.0 ms) | 1.5 | 3,072 | 2,048 | 16 |" in text
     assert "Largest batch judged whole: 256 rows. Each stage alone over 1,000 other rows" in text
+    assert "Load average at the start: 0.4 on" in text
     assert "pre-checks 3.0 ms CPU a row" in text and "7.5 s wall, 6.0 ms CPU a row, the fake 1.0 ms" in text
     path = tmp_path / "B.md"
     path.write_text("# Benchmarks\n")
