@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from judge_vllm.errors import ContextOverflowError
 
-__all__ = ["cut_tokens", "join_cut", "might_overflow"]
+__all__ = ["cut_tokens", "join_cut", "marker_tokens", "might_overflow"]
 
 # Tokens a chat template adds around the messages (role headers, turn separators).
 CHAT_TEMPLATE_TOKENS = 64
-# Room for token boundaries that shift when the cut text is re-tokenised (the marker is counted
-# apart, at its UTF-8 size: with a tokenizer of one token per digit it alone outgrew this slack,
-# and every long prompt was cut twice).
+# Room for token boundaries that shift when the cut text is re-tokenised. The marker is counted
+# apart, at its UTF-8 size: at one token per character (digits under many tokenizers) it alone
+# outgrew this slack, and every long prompt was cut twice.
 CUT_SLACK_TOKENS = 32
 # Below this many kept tokens the completion is no longer worth judging: the rest of the
 # prompt (question, reference) is what does not fit.
