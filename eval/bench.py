@@ -8,7 +8,8 @@
 (e) adapter RSS growth over many requests;
 (j) with ``--judgment-log``: (c) with and without a judgment log at rate 1.0;
 (k) with ``--groups``: each group mode's judge requests, time, tokens and prefix-cache hits per
-    GRPO group of 8 and 16 on a running judge (``--url``).
+    GRPO group of 8 and 16 on a running judge (``--url``);
+(l) with ``--long-batch``: batches of long completions at a timeout against the fake judge.
 Results go to ``docs/BENCHMARKS.md``. This machine is noisy: compare ratios, not seconds.
 """
 
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 import httpx
 
 from adapter import JudgeRewardSystem
-from eval import bench_groups, bench_judgment_log, bench_replicas
+from eval import bench_groups, bench_judgment_log, bench_long_batch, bench_replicas
 from eval.bench_overhead import overhead, overhead_section
 from judge_prompts import render_prompt
 from judge_vllm import launcher
@@ -374,6 +375,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--groups", action="store_true", help="only (k): group modes per GRPO group of 8 and 16 (needs --url)"
     )
+    parser.add_argument(
+        "--long-batch",
+        action="store_true",
+        help="only (l): batches of long completions against the fake judge",
+    )
+    parser.add_argument(
+        "--rows", default="256,512,1024", help="with --long-batch: batch sizes, comma-separated"
+    )
+    parser.add_argument("--kb", type=float, default=15.0, help="with --long-batch: KB per completion")
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="with --long-batch: the reward timeout (s)"
+    )
     return parser
 
 
@@ -386,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         return _judgment_log(args)
     if args.groups:
         return _groups(args)
+    if args.long_batch:
+        return _long_batch(args, argv)
     report = run(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)
@@ -423,6 +438,16 @@ def _groups(args: argparse.Namespace) -> int:
     machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, no GPU"
     text = bench_groups.section(costs, model, machine)
     bench_replicas.write_section(args.out, text, bench_groups.START, bench_groups.END)
+    print(text)
+    return 0
+
+
+def _long_batch(args: argparse.Namespace, argv: list[str] | None) -> int:
+    sizes = [int(n) for n in args.rows.split(",")]
+    runs, stages = bench_long_batch.long_batch(sizes, args.kb, args.timeout, args.repeats)
+    command = " ".join(["judge-bench", *(sys.argv[1:] if argv is None else argv)])
+    text = bench_long_batch.section(runs, stages, args.kb, args.timeout, command)
+    bench_replicas.write_section(args.out, text, bench_long_batch.START, bench_long_batch.END)
     print(text)
     return 0
 

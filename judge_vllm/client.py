@@ -61,10 +61,13 @@ CONTEXT_FIT_ROUNDS = 3
 CHOICE_MAX_TOKENS = 16
 MIN_ATTEMPT_S = 0.05
 JSON_HEADERS = {"Content-Type": "application/json"}
-# /tokenize and /detokenize calls in flight at once (fitting long prompts to the context): each
-# is small and fast, and unbounded they open a connection each, which httpcore's pool then
-# walks for every request (1,024 long prompts: every reward past a 10 s timeout).
-CONTEXT_FIT_CALLS = 16
+# Prompts fitted to the context at once. Each keeps its slot through all its rounds, so the first
+# prompts in are fitted (and their batches sent) first, not all of a large batch call by call; each
+# has at most two /tokenize or /detokenize calls in flight. Unbounded, the calls open a connection
+# each, which httpcore's pool then walks for every request (1,024 long prompts: every reward past a
+# 10 s timeout).
+CONTEXT_FIT_PROMPTS = 8
+CONTEXT_FIT_CALLS = 2 * CONTEXT_FIT_PROMPTS
 T = TypeVar("T")
 
 
@@ -100,7 +103,7 @@ class JudgeClient:
         self._batch_supported = self.config.use_batch_endpoint
         self._chat = self.profile.endpoint == "chat"
         self._setup_lock = asyncio.Lock()
-        self._context_fit_slots = asyncio.Semaphore(CONTEXT_FIT_CALLS)
+        self._context_fit_slots = asyncio.Semaphore(CONTEXT_FIT_PROMPTS)
 
     async def __aenter__(self) -> JudgeClient:
         return self
@@ -137,8 +140,7 @@ class JudgeClient:
             return None
         try:
             model = await self.model_name()
-            async with self._context_fit_slots:
-                reply = await self._post(self._root + "/tokenize", {"model": model, **body})
+            reply = await self._post(self._root + "/tokenize", {"model": model, **body})
         except JudgeRequestError as err:
             logger.info("server has no usable /tokenize (%s): character budgets only", err)
             self._tokenize_supported = False
@@ -149,8 +151,7 @@ class JudgeClient:
 
     async def _detokenize(self, ids: list[int]) -> str:
         model = await self.model_name()
-        async with self._context_fit_slots:
-            reply = await self._post(self._root + "/detokenize", {"model": model, "tokens": ids})
+        reply = await self._post(self._root + "/detokenize", {"model": model, "tokens": ids})
         text: str = json.loads(reply)["prompt"]
         return text
 
@@ -265,6 +266,13 @@ class JudgeClient:
         """The request's prompt, its completion cut by tokens if the context needs it."""
         completion = clip_middle(self._graded_text(request), self.config.max_completion_chars)
         prompt = self._render(request, completion)
+        if not might_overflow(prompt.text, self._max_tokens, self._max_model_len):
+            return prompt
+        async with self._context_fit_slots:
+            return await self._fitted(request, completion, prompt)
+
+    async def _fitted(self, request: JudgeRequest, completion: str, prompt: JudgePrompt) -> JudgePrompt:
+        """``prompt`` measured with the server's tokenizer, its completion cut by tokens if too long."""
         for _ in range(CONTEXT_FIT_ROUNDS):
             if not might_overflow(prompt.text, self._max_tokens, self._max_model_len):
                 return prompt

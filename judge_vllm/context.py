@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from judge_vllm.errors import ContextOverflowError
 
-__all__ = ["cut_tokens", "join_cut", "might_overflow"]
+__all__ = ["cut_tokens", "join_cut", "marker_tokens", "might_overflow"]
 
 # Tokens a chat template adds around the messages (role headers, turn separators).
 CHAT_TEMPLATE_TOKENS = 64
-# Room for the marker and for token boundaries that shift when the cut text is re-tokenised.
+# Room for token boundaries that shift when the cut text is re-tokenised. The marker is counted
+# apart, at its UTF-8 size: at one token per character (digits under many tokenizers) it alone
+# outgrew this slack, and every long prompt was cut twice.
 CUT_SLACK_TOKENS = 32
 # Below this many kept tokens the completion is no longer worth judging: the rest of the
 # prompt (question, reference) is what does not fit.
@@ -34,8 +36,8 @@ def might_overflow(text: str, max_tokens: int, max_model_len: int | None) -> boo
 
 
 def cut_tokens(ids: list[int], excess: int) -> tuple[list[int], list[int], int]:
-    """Drop ``excess`` tokens (plus slack) from the middle: ``(head, tail, omitted)``."""
-    keep = len(ids) - excess - CUT_SLACK_TOKENS
+    """Drop ``excess`` tokens, plus room for the marker and slack, from the middle: ``(head, tail, omitted)``."""
+    keep = len(ids) - excess - CUT_SLACK_TOKENS - marker_tokens(len(ids))
     if keep < MIN_KEPT_TOKENS:
         raise ContextOverflowError(
             f"the judge prompt is {excess} tokens over the model's context and cutting the "
@@ -45,6 +47,11 @@ def cut_tokens(ids: list[int], excess: int) -> tuple[list[int], list[int], int]:
     head = keep // 4
     tail = keep - head
     return ids[:head], ids[len(ids) - tail :], len(ids) - keep
+
+
+def marker_tokens(omitted: int) -> int:
+    """At most the tokens the cut's marker adds: its UTF-8 bytes (no token is shorter than a byte)."""
+    return len(join_cut("", "", omitted).encode())
 
 
 def join_cut(head: str, tail: str, omitted: int) -> str:

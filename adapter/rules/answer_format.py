@@ -42,6 +42,10 @@ MASTER_KEYS = frozenset(
         "the answer is correct",
     }
 )
+# The longest master key's length: a text whose start alone normalises longer is none of them.
+_MASTER_KEY_CHARS = max(len(key) for key in MASTER_KEYS)
+# How much of a text is normalised to tell (normalising a 15 KB completion whole took ~1 ms).
+_MASTER_KEY_PROBE_CHARS = 256
 _NON_WORD = re.compile(r"[^\w\s]+", re.UNICODE)
 _SPACES = re.compile(r"\s+")
 _DIGIT_OR_NUMBER_WORD = re.compile(
@@ -114,7 +118,13 @@ def missing_answer(completion: str) -> FormatIssue | None:
         return FormatIssue("empty", "empty completion")
     if not _ALNUM.search(stripped):
         return FormatIssue("punctuation_only", "completion has no letters or digits")
-    if _normalise(stripped) in MASTER_KEYS:
+    # A text normalises to at least as many characters as its start does (the start's last run of
+    # punctuation or space is at most one space, and it is stripped), so a start longer than every
+    # master key settles it without normalising the whole text.
+    if (
+        len(_normalise(stripped[:_MASTER_KEY_PROBE_CHARS])) <= _MASTER_KEY_CHARS
+        and _normalise(stripped) in MASTER_KEYS
+    ):
         return FormatIssue("master_key", "completion is a known answer-free opener")
     return None
 

@@ -14,7 +14,9 @@ for each prompt of a list; a ``choice`` constraint other than 1-5 gets its first
 the reference appears in the response, else its second.
 
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
-it answers 400 to a prompt that overflows its ``max_model_len``.
+it answers 400 to a prompt that overflows its ``max_model_len``. ``GET /fake/stats`` gives its
+requests by route and outcome and its process's CPU seconds (for benchmarks of a fake in its own
+process).
 
 Run it as a process: ``python -m judge_vllm.testing.fake_server --port 8899``.
 """
@@ -27,6 +29,7 @@ import json
 import random
 import re
 import threading
+import time
 from collections import Counter, deque
 from typing import Any, Literal
 
@@ -193,6 +196,8 @@ class FakeJudgeServer:
         self.counts[path] += 1
         if path == "/health":
             return 200, {}
+        if path == "/fake/stats":
+            return 200, {"counts": dict(self.counts), "cpu_s": time.process_time()}
         if path == "/v1/models":
             card = {
                 "id": self.model,

@@ -1,10 +1,12 @@
 """The async client against a loopback fake server: retry policy, batching, parsing errors."""
 
+import re
+
 import httpx
 import openai
 import pytest
 
-from judge_vllm.client import CONTEXT_FIT_CALLS, JudgeClient, api_root
+from judge_vllm.client import CONTEXT_FIT_CALLS, CONTEXT_FIT_PROMPTS, JudgeClient, api_root
 from judge_vllm.errors import (
     ContextOverflowError,
     JudgeParseError,
@@ -155,6 +157,24 @@ async def test_overlong_completion_is_cut_by_tokens_to_fit_the_context(fake_judg
     assert fake_judge.counts["/detokenize"] == 2
 
 
+@pytest.mark.parametrize(
+    ("chars", "max_model_len"), [(15_000, 4096), (6_000, 4096), (5_000, 3500), (60_000, 32_768)]
+)
+async def test_a_long_prompt_is_cut_once_in_five_calls(fake_judge, chars, max_model_len):
+    """Count, the completion's tokens, its two kept ends, the check. A second cut (the marker, at one
+    token per character as with the fake's tokenizer, outgrew the slack) made it nine."""
+    fake_judge.set_plan(FaultPlan(max_model_len=max_model_len))
+    steps = " ".join(f"add {n} to get {n * 7}" for n in range(chars // 10))
+    request = JudgeRequest(prompt="What is 2+2?", completion=f"{steps} so the answer is 4.", answer="4")
+    async with _client(fake_judge.url, max_completion_chars=chars) as client:
+        await client.judge(_requests(1)[0])  # the labels' token ids are asked once, first
+        fake_judge.counts.clear()
+        verdict = await client.judge(request)
+        assert client.context_cuts == 1
+    assert verdict.score == 1.0
+    assert (fake_judge.counts["/tokenize"], fake_judge.counts["/detokenize"]) == (3, 2)
+
+
 async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(fake_judge, monkeypatch):
     fake_judge.set_plan(FaultPlan(max_model_len=3500))
     in_flight, peak = 0, 0
@@ -176,6 +196,27 @@ async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(f
         assert client.context_cuts == 60
     assert all(isinstance(r, Verdict) for r in results)
     assert CONTEXT_FIT_CALLS >= peak > 1  # 240 /tokenize and /detokenize calls, never all at once
+
+
+async def test_the_first_long_prompts_are_fitted_first_not_all_call_by_call(fake_judge, monkeypatch):
+    """A prompt keeps its fitting slot through all its rounds: the first is done before later ones
+    start, so a large batch's first calls go out early (lockstep, all finished at about the end)."""
+    fake_judge.set_plan(FaultPlan(max_model_len=3500))
+    order: list[int] = []
+    async with _client(fake_judge.url, mode="verdict") as client:
+        post = client._post
+
+        async def recorded(url, body):
+            if url.endswith("/tokenize"):
+                text = body["prompt"] if "prompt" in body else body["messages"][-1]["content"]
+                order.append(int(re.search(r"so the answer is (\d+)", text).group(1)))
+            return await post(url, body)
+
+        monkeypatch.setattr(client, "_post", recorded)
+        await client.judge_many([_overlong(str(n)) for n in range(60)])
+    assert len(order) == 3 * 60  # each: its count, its completion's tokens, the check after the cut
+    last_of_first = max(i for i, n in enumerate(order) if n == 0)
+    assert all(n < 2 * CONTEXT_FIT_PROMPTS for n in order[: last_of_first + 1])
 
 
 async def test_prompt_that_cannot_fit_fails_only_its_own_slot(fake_judge):

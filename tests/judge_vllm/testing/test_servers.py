@@ -28,6 +28,9 @@ def test_fake_server_runs_as_a_module():
         launcher.wait_healthy(f"http://127.0.0.1:{port}", 30)
         models = httpx.get(f"http://127.0.0.1:{port}/v1/models").json()
         assert models["data"][0]["id"] == "fake-judge"
+        httpx.post(f"http://127.0.0.1:{port}/tokenize", json={"prompt": "abc"})
+        stats = httpx.get(f"http://127.0.0.1:{port}/fake/stats").json()  # the process's requests and CPU
+        assert stats["counts"]["/tokenize"] == 1 and stats["counts"]["/v1/models"] == 1 and stats["cpu_s"] > 0
     finally:
         process.terminate()
         process.communicate(timeout=30)
