@@ -287,7 +287,13 @@ class BaseJudgeReward:
         if isinstance(graded, PrecheckVerdict):
             return self._decided(request, started, graded)
         decided = (
-            precheck(graded.completion, graded.answer, graded.answer_type, self._verdict_strings)
+            precheck(
+                graded.completion,
+                graded.answer,
+                graded.answer_type,
+                self._verdict_strings,
+                self.config.max_completion_chars,
+            )
             if self.config.prechecks
             else None
         )

@@ -27,8 +27,8 @@ from judge_vllm.profiles import FREE_CHARS, JudgeProfile, builtin_profile_names,
 __all__ = ["MASTER_KEYS", "PrecheckVerdict", "VerdictStrings", "precheck", "verdict_strings"]
 
 # The judge is shown at most max_completion_chars (at most 1,000,000 by adapter.config) of a
-# completion, from its start and its end (judge_prompts.clip_middle, which puts a line break
-# between them); a 10 MB completion is checked on those two ends only.
+# completion, from its start and its end (judge_prompts.clip_middle); without a config, a 10 MB
+# completion is checked on its first and last 1,000,000 characters.
 MAX_JUDGED_CHARS = 1_000_000
 # A verdict pattern's search over one completion (the pattern may be a user's).
 PHRASE_TIMEOUT_S = 0.2
@@ -86,11 +86,13 @@ class PrecheckVerdict:
     explanation: str
 
 
-def _judged_part(completion: str) -> str:
-    """Every part of ``completion`` that a judge can be shown."""
-    if len(completion) <= 2 * MAX_JUDGED_CHARS:
+def _judged_part(completion: str, shown_chars: int) -> str:
+    """The parts of ``completion`` a judge is shown when it sees ``shown_chars`` of it: its start
+    and its end, split as ``judge_prompts.clip_middle`` splits them (without its marker)."""
+    if len(completion) <= shown_chars:
         return completion
-    return completion[:MAX_JUDGED_CHARS] + "\n" + completion[-MAX_JUDGED_CHARS:]
+    head = shown_chars // 4
+    return completion[:head] + "\n" + completion[len(completion) - (shown_chars - head) :]
 
 
 # Words one of which every match of _SPOOF / _INJECTION holds (case-folded): a text with none of
@@ -185,11 +187,16 @@ def verdict_strings(profile: JudgeProfile | None = None) -> VerdictStrings:
 
 
 def precheck(
-    completion: str, answer: str, answer_type: str | None = None, verdicts: VerdictStrings | None = None
+    completion: str,
+    answer: str,
+    answer_type: str | None = None,
+    verdicts: VerdictStrings | None = None,
+    shown_chars: int = 2 * MAX_JUDGED_CHARS,
 ) -> PrecheckVerdict | None:
     """A defined reward for completions the judge must not see, else None (``verdicts``: the judge's
-    verdict strings, default every built-in profile's)."""
-    text = fold_lookalikes(_judged_part(completion))
+    verdict strings, default every built-in profile's; ``shown_chars``: how much of the completion
+    the judge is shown, the config's ``max_completion_chars``: only that is read)."""
+    text = fold_lookalikes(_judged_part(completion, shown_chars))
     bare = _bare(text)
     if bare and bare == _bare(answer):
         return None  # the reference itself ("Yes." for yes), even when it reads like a verdict
