@@ -133,9 +133,10 @@ def _reward_batch(url: str, rows: list[dict[str, str]], timeout: float) -> Run:
 
 def _stages(url: str, rows: list[dict[str, str]], timeout: float) -> dict[str, float]:
     """Seconds (wall and CPU) of each stage alone over ``rows``."""
+    client_config = RewardConfig.from_any({"judge_url": url, "reward_timeout": timeout}).client_config()
     cpu = time.process_time()
-    for row in rows:
-        precheck(row["completion"], row["answer"], row["answer_type"])
+    for row in rows:  # as the reward system runs them: on the part the judge is shown
+        precheck(row["completion"], row["answer"], row["answer_type"], shown_chars=client_config.max_completion_chars)
     precheck_cpu = time.process_time() - cpu
     requests = [
         JudgeRequest(
@@ -143,7 +144,6 @@ def _stages(url: str, rows: list[dict[str, str]], timeout: float) -> dict[str, f
         )
         for r in rows
     ]
-    client_config = RewardConfig.from_any({"judge_url": url, "reward_timeout": timeout}).client_config()
 
     async def judge_all() -> tuple[float, float, float]:
         async with JudgeClient(client_config) as client:

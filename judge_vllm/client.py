@@ -57,7 +57,6 @@ logger = logging.getLogger(__name__)
 BATCH_PATH = "/chat/completions/batch"
 CHAT_PATH = "/chat/completions"
 COMPLETIONS_PATH = "/completions"
-CONTEXT_FIT_ROUNDS = 3
 CHOICE_MAX_TOKENS = 16
 MIN_ATTEMPT_S = 0.05
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -272,25 +271,22 @@ class JudgeClient:
             return await self._fitted(request, completion, prompt)
 
     async def _fitted(self, request: JudgeRequest, completion: str, prompt: JudgePrompt) -> JudgePrompt:
-        """``prompt`` measured with the server's tokenizer, its completion cut by tokens if too long."""
-        for _ in range(CONTEXT_FIT_ROUNDS):
-            if not might_overflow(prompt.text, self._max_tokens, self._max_model_len):
-                return prompt
-            measured = await self._tokenize(self._tokenize_body(prompt))
-            if measured is None or self._max_model_len is None:
-                return prompt
-            excess = measured["count"] + self._max_tokens - self._max_model_len
-            if excess <= 0:
-                return prompt
-            tokenized = await self._tokenize({"prompt": completion, "add_special_tokens": False})
-            if tokenized is None:
-                return prompt
-            head, tail, omitted = cut_tokens(tokenized["tokens"], excess)
-            start, end = await asyncio.gather(self._detokenize(head), self._detokenize(tail))
-            completion = join_cut(start, end, omitted)
-            prompt = self._render(request, completion)
-            self.context_cuts += 1
-        return prompt
+        """``prompt`` measured with the server's tokenizer, its completion cut by tokens if too long.
+        The cut leaves ``CUT_SLACK_TOKENS`` for the few tokens that shift where the kept ends are
+        re-tokenised, so the cut prompt is not measured again (four calls for a long prompt)."""
+        measured = await self._tokenize(self._tokenize_body(prompt))
+        if measured is None or self._max_model_len is None:
+            return prompt
+        excess = measured["count"] + self._max_tokens - self._max_model_len
+        if excess <= 0:
+            return prompt
+        tokenized = await self._tokenize({"prompt": completion, "add_special_tokens": False})
+        if tokenized is None:
+            return prompt
+        head, tail, omitted = cut_tokens(tokenized["tokens"], excess)
+        start, end = await asyncio.gather(self._detokenize(head), self._detokenize(tail))
+        self.context_cuts += 1
+        return self._render(request, join_cut(start, end, omitted))
 
     def _parse(self, reply: JudgeReply, request: JudgeRequest) -> Verdict:
         if self.profile.output == "json":

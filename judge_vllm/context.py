@@ -18,9 +18,11 @@ __all__ = ["cut_tokens", "join_cut", "marker_tokens", "might_overflow"]
 
 # Tokens a chat template adds around the messages (role headers, turn separators).
 CHAT_TEMPLATE_TOKENS = 64
-# Room for token boundaries that shift when the cut text is re-tokenised. The marker is counted
-# apart, at its UTF-8 size: at one token per character (digits under many tokenizers) it alone
-# outgrew this slack, and every long prompt was cut twice.
+# Room for token boundaries that shift when the cut text is re-tokenised: at most a few tokens at
+# each of the four joins (the completion's start and end in the prompt, the marker's two sides;
+# a cut inside a multi-byte character comes back as one U+FFFD), so the cut prompt is not measured
+# again. The marker is counted apart, at its UTF-8 size: at one token per character (digits under
+# many tokenizers) it alone outgrew this slack, and every long prompt was cut twice.
 CUT_SLACK_TOKENS = 32
 # Below this many kept tokens the completion is no longer worth judging: the rest of the
 # prompt (question, reference) is what does not fit.

@@ -32,7 +32,7 @@ def _request(answer_type: str) -> JudgeRequest:
 @pytest.mark.parametrize("mode", ["verdict", "fast"])
 @pytest.mark.parametrize("answer_type", list(CASES))
 async def test_every_answer_type_yields_a_valid_verdict(judge_url, answer_type, mode):
-    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode=mode, timeout=120)) as client:
+    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode=mode, judge_timeout=120)) as client:
         verdict = await client.judge(_request(answer_type))
     assert isinstance(verdict, Verdict) and 0.0 <= verdict.score <= 1.0
     if mode == "verdict":
@@ -67,7 +67,7 @@ async def test_batch_endpoint_and_single_calls_both_work(judge_url, use_batch_en
 async def test_batch_and_single_paths_agree_in_fast_mode(judge_url):
     """Greedy decoding on the same prompts: the two paths must give the same label."""
     requests = [_request(t) for t in AnswerType.__members__]
-    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode="fast", timeout=120)) as client:
+    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode="fast", judge_timeout=120)) as client:
         batched = await client.judge_many(requests)
         single = [await client.judge(r) for r in requests]
     assert [v.raw for v in batched] == [v.raw for v in single]
@@ -93,15 +93,25 @@ def test_cli_health(judge_url):
     assert out.returncode == 0 and json.loads(out.stdout)["model"] == "smollm2"
 
 
-async def test_digit_heavy_megabyte_completion_is_cut_by_tokens_and_judged(judge_url):
-    """Within its character budget this completion still overflows the 4096-token context."""
-    completion = " ".join(str(i % 10) for i in range(500_000)) + "\nSo the answer is \\boxed{7}."
+LONG_COMPLETIONS = {
+    "digits": " ".join(str(i % 10) for i in range(500_000)),
+    # Multi-byte characters: a cut inside one comes back as U+FFFD, re-tokenised differently.
+    "cjk-and-emoji": "答案是七 🙂🧮 " * 20_000,
+    "no-spaces": "7" * 200_000,
+}
+
+
+@pytest.mark.parametrize("shape", list(LONG_COMPLETIONS))
+async def test_a_long_completion_is_cut_once_by_tokens_and_the_real_judge_accepts_it(judge_url, shape):
+    """Within its character budget each completion still overflows the 4096-token context; cut
+    once, the prompt is not measured again, and vLLM (which rejects an overflowing prompt) judges it."""
+    completion = LONG_COMPLETIONS[shape] + "\nSo the answer is \\boxed{7}."
     request = JudgeRequest(prompt=CASES["NUMBER"][0], completion=completion, answer="7", answer_type="NUMBER")
     clipped = render_prompt(request.prompt, clip_middle(completion, 6000), request.answer, "NUMBER")
     async with httpx.AsyncClient(base_url=judge_url, timeout=60) as http:
         measured = (await http.post("/tokenize", json={"messages": clipped.messages()})).json()
     assert measured["count"] > measured["max_model_len"]  # the character budget alone fails here
-    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode="fast", timeout=120)) as client:
+    async with JudgeClient(JudgeClientConfig(judge_url=judge_url, mode="fast", judge_timeout=120)) as client:
         verdict = await client.judge(request)
         assert client.context_cuts == 1
     assert verdict.raw in {"1", "2", "3", "4", "5"}

@@ -160,9 +160,10 @@ async def test_overlong_completion_is_cut_by_tokens_to_fit_the_context(fake_judg
 @pytest.mark.parametrize(
     ("chars", "max_model_len"), [(15_000, 4096), (6_000, 4096), (5_000, 3500), (60_000, 32_768)]
 )
-async def test_a_long_prompt_is_cut_once_in_five_calls(fake_judge, chars, max_model_len):
-    """Count, the completion's tokens, its two kept ends, the check. A second cut (the marker, at one
-    token per character as with the fake's tokenizer, outgrew the slack) made it nine."""
+async def test_a_long_prompt_is_cut_once_in_four_calls(fake_judge, chars, max_model_len):
+    """Count, the completion's tokens, its two kept ends; the cut prompt fits (the fake rejects one
+    over its context) without being measured again. A second cut (the marker, at one token per
+    character as with the fake's tokenizer, outgrew the slack) made it nine; the check five."""
     fake_judge.set_plan(FaultPlan(max_model_len=max_model_len))
     steps = " ".join(f"add {n} to get {n * 7}" for n in range(chars // 10))
     request = JudgeRequest(prompt="What is 2+2?", completion=f"{steps} so the answer is 4.", answer="4")
@@ -172,7 +173,7 @@ async def test_a_long_prompt_is_cut_once_in_five_calls(fake_judge, chars, max_mo
         verdict = await client.judge(request)
         assert client.context_cuts == 1
     assert verdict.score == 1.0
-    assert (fake_judge.counts["/tokenize"], fake_judge.counts["/detokenize"]) == (3, 2)
+    assert (fake_judge.counts["/tokenize"], fake_judge.counts["/detokenize"]) == (2, 2)
 
 
 async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(fake_judge, monkeypatch):
@@ -199,7 +200,7 @@ async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(f
 
 
 async def test_the_first_long_prompts_are_fitted_first_not_all_call_by_call(fake_judge, monkeypatch):
-    """A prompt keeps its fitting slot through all its rounds: the first is done before later ones
+    """A prompt keeps its fitting slot through all its calls: the first is done before later ones
     start, so a large batch's first calls go out early (lockstep, all finished at about the end)."""
     fake_judge.set_plan(FaultPlan(max_model_len=3500))
     order: list[int] = []
@@ -214,7 +215,7 @@ async def test_the_first_long_prompts_are_fitted_first_not_all_call_by_call(fake
 
         monkeypatch.setattr(client, "_post", recorded)
         await client.judge_many([_overlong(str(n)) for n in range(60)])
-    assert len(order) == 3 * 60  # each: its count, its completion's tokens, the check after the cut
+    assert len(order) == 2 * 60  # each: its count, its completion's tokens
     last_of_first = max(i for i, n in enumerate(order) if n == 0)
     assert all(n < 2 * CONTEXT_FIT_PROMPTS for n in order[: last_of_first + 1])
 
