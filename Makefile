@@ -4,7 +4,7 @@ VENV ?= $(or $(JUDGE_VLLM_VENV),.venv)
 PYTHON := $(VENV)/bin/python
 export JUDGE_VLLM_VENV := $(VENV)
 
-.PHONY: setup test unit demo bench serve stop lock
+.PHONY: setup test unit unit310 demo bench serve stop lock
 
 $(PYTHON):  # the environment, made on first use
 	bash scripts/setup.sh
@@ -17,6 +17,9 @@ test:  ## the whole test suite (unit + end-to-end against a real vLLM CPU judge)
 
 unit: $(PYTHON)  ## the fast unit tier: no network, no model, no trainer runs (about a minute on 2 cores)
 	$(PYTHON) -m pytest -m "not e2e and not slow" -n 2 -q
+
+unit310:  ## the unit tier on Python 3.10 (.venv310; the interpreter from PYTHON310, the PATH or pyenv)
+	bash scripts/unit-py310.sh
 
 demo:  ## score the bundled sample with rule and judge, print the report (JUDGE=qwen2.5-coder-1.5b: a real judge)
 	JUDGE="$(JUDGE)" bash scripts/demo.sh

@@ -1,11 +1,14 @@
 """``MetricsDict`` and ``RewardDict`` say what ``get_metrics()`` and ``reward()`` return: every
 required key there, no key they do not declare, every value of its declared type (nested too)."""
 
+import sys
 import types
-from typing import Literal, Union, get_args, get_origin, get_type_hints
+from typing import Literal, Union, get_args, get_origin
 
 import pytest
-from typing_extensions import is_typeddict
+
+# typing_extensions' version: on Python 3.10, typing's get_type_hints keeps NotRequired[...].
+from typing_extensions import get_type_hints, is_typeddict
 
 from adapter import MetricsDict, MultiJudge, RewardDict, create_judge_reward
 from judge_vllm.testing.fake_server import FakeJudgeServer
@@ -13,19 +16,23 @@ from judge_vllm.testing.fake_server import FakeJudgeServer
 ITEMS = [{"prompt": "What is 2+2?", "completion": "The answer is 4.", "answer": "4", "answer_type": "NUMBER"}]
 
 
-def problem(value: object, hint: object, path: str = "") -> str | None:
-    """Where ``value`` differs from the type ``hint``, or None when it conforms."""
+def problem(value: object, hint: object, path: str = "", names: dict[str, object] | None = None) -> str | None:
+    """Where ``value`` differs from the type ``hint``, or None when it conforms (``names``: where a
+    hint given as a string is looked up; Python 3.10 leaves those inside ``dict[str, "X"]``)."""
+    if isinstance(hint, str):
+        hint = eval(hint, names or {})  # a forward reference to a TypedDict of the same module
     origin = get_origin(hint)
     if is_typeddict(hint):
         if not isinstance(value, dict):
             return f"{path}: {type(value).__name__}, not a dict"
         hints = get_type_hints(hint)
+        names = vars(sys.modules[hint.__module__])
         missing, unknown = hint.__required_keys__ - set(value), set(value) - set(hints)
         if missing or unknown:
             return f"{path}: missing {sorted(missing)}, undeclared {sorted(unknown)}"
-        return next((p for k, v in value.items() if (p := problem(v, hints[k], f"{path}.{k}"))), None)
+        return next((p for k, v in value.items() if (p := problem(v, hints[k], f"{path}.{k}", names))), None)
     if origin in (Union, types.UnionType):
-        found = [problem(value, arg, path) for arg in get_args(hint)]
+        found = [problem(value, arg, path, names) for arg in get_args(hint)]
         return None if None in found else " or ".join(p for p in found if p)
     if origin is Literal:
         return None if value in get_args(hint) else f"{path}: {value!r} not in {get_args(hint)}"
@@ -35,14 +42,14 @@ def problem(value: object, hint: object, path: str = "") -> str | None:
             return f"{path}: {type(value).__name__}, not a dict"
         return next(
             (p for k, v in value.items()
-             if (p := problem(k, key_type, f"{path}[key]") or problem(v, value_type, f"{path}[{k!r}]"))),
+             if (p := problem(k, key_type, f"{path}[key]", names) or problem(v, value_type, f"{path}[{k!r}]", names))),
             None,
         )  # fmt: skip
     if origin is list:
         if not isinstance(value, list):
             return f"{path}: {type(value).__name__}, not a list"
         return next(
-            (p for k, v in enumerate(value) if (p := problem(v, get_args(hint)[0], f"{path}[{k}]"))), None
+            (p for k, v in enumerate(value) if (p := problem(v, get_args(hint)[0], f"{path}[{k}]", names))), None
         )
     if hint is type(None):
         return None if value is None else f"{path}: {value!r} is not None"
