@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${JUDGE_VLLM_VENV310:-.venv310}"
 find_python() {
-  for candidate in "${PYTHON310:-}" "$(command -v python3.10 || true)" "$HOME"/.pyenv/versions/3.10*/bin/python; do
+  for candidate in "${PYTHON310:-}" "$(command -v python3.10 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.10*/bin/python /root/.pyenv/versions/3.10*/bin/python; do
     if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 10))'; then
       echo "$candidate"
       return 0
