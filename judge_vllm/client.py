@@ -60,7 +60,7 @@ COMPLETIONS_PATH = "/completions"
 CHOICE_MAX_TOKENS = 16
 MIN_ATTEMPT_S = 0.05
 JSON_HEADERS = {"Content-Type": "application/json"}
-# Prompts fitted to the context at once. Each keeps its slot through all its rounds, so the first
+# Prompts fitted to the context at once. Each keeps its slot through all its calls, so the first
 # prompts in are fitted (and their batches sent) first, not all of a large batch call by call; each
 # has at most two /tokenize or /detokenize calls in flight. Unbounded, the calls open a connection
 # each, which httpcore's pool then walks for every request (1,024 long prompts: every reward past a
