@@ -6,7 +6,10 @@ our rule reward against the expected verdicts:
 
 - ``(gold, pred, expected)`` rows (``result`` in some files): ``grade(prompt="", pred, gold,
   "MATH_EXPRESSIONS")``, reward >= 0.5 read as "equivalent". The same rows are also graded with
-  the answer type inferred from the gold, as a caller without types gets them.
+  the answer type inferred from the gold, as a caller without types gets them. A rule pays only
+  what its canonical grammar proves: most of math-verify's cases (text, sets, intervals, several
+  boxes) are left to the judge, so what must hold is that no verdict the rule calls proven is
+  wrong (``wrong_proofs``), with the share it proves reported beside it.
 - ``(pred, expected, config)`` rows of its string (choice letter) extraction tests:
   ``extract_final_answer(pred, "MULTIPLE_CHOICE")`` against the expected letter.
 
@@ -67,6 +70,8 @@ class Outcome(BaseModel):
     case: Case
     agree: bool
     agree_inferred: bool
+    proven: bool = False
+    proven_inferred: bool = False
     ours: str
     explanation: str
 
@@ -98,6 +103,17 @@ class ConformanceReport(BaseModel):
     def rate(self) -> float:
         """Share of counted cases where our verdict matches math-verify's expected one."""
         return self.agree / self.total if self.total else 0.0
+
+    @property
+    def proven(self) -> int:
+        """Counted verdict cases the rule decides by proof (the rest go to the judge)."""
+        return sum(o.proven for o in self.counted)
+
+    @property
+    def wrong_proofs(self) -> int:
+        """Counted cases the rule decides by proof against math-verify's expected verdict, with the
+        answer type given or inferred."""
+        return sum((o.proven and not o.agree) or (o.proven_inferred and not o.agree_inferred) for o in self.counted)
 
     @property
     def rate_inferred(self) -> float:
@@ -186,15 +202,16 @@ def load_cases() -> tuple[str, list[Case], int]:
     return version, cases, skipped
 
 
-def _agrees(case: Case, answer_type: str | None) -> tuple[bool, str, str]:
-    """(we agree with the expected result, what we extracted or rewarded, why)."""
+def _agrees(case: Case, answer_type: str | None) -> tuple[bool, bool, str, str]:
+    """(we agree with the expected result, the rule called it proven, what we extracted or
+    rewarded, why)."""
     if case.kind == "extraction":
         letters = extract_final_answer(case.pred, "MULTIPLE_CHOICE")
         agree = letters == case.gold.upper() if case.expected else letters is None
-        return agree, letters or "none", "choice letter extraction"
+        return agree, False, letters or "none", "choice letter extraction"
     verdict = grade("", case.pred, case.gold, answer_type)
     agree = (verdict.reward >= 0.5) == case.expected
-    return agree, f"{verdict.reward:g}", f"{verdict.reason}: {verdict.explanation}"
+    return agree, verdict.proven, f"{verdict.reward:g}", f"{verdict.reason}: {verdict.explanation}"
 
 
 def run() -> ConformanceReport:
@@ -203,11 +220,14 @@ def run() -> ConformanceReport:
     version, cases, skipped = load_cases()
     outcomes = []
     for case in cases:
-        agree, shown, why = _agrees(case, MATH_TYPE)
-        agree_inferred = _agrees(case, None)[0]
+        agree, proven, shown, why = _agrees(case, MATH_TYPE)
+        agree_inferred, proven_inferred, _, _ = _agrees(case, None)
         outcomes.append(
-            Outcome(case=case, agree=agree, agree_inferred=agree_inferred, ours=shown, explanation=why)
-        )
+            Outcome(
+                case=case, agree=agree, agree_inferred=agree_inferred, proven=proven,
+                proven_inferred=proven_inferred, ours=shown, explanation=why,
+            )
+        )  # fmt: skip
     return ConformanceReport(
         version=version, skipped_rows=skipped, seconds=time.monotonic() - started, outcomes=outcomes
     )
@@ -231,7 +251,9 @@ def to_markdown(report: ConformanceReport) -> str:
         f"{report.version}, every literal row of the `parametrize` tables in its `tests/`; "
         f"{report.skipped_rows} non-literal rows skipped; {report.seconds:.0f} s).",
         "",
-        f"- Agreement with answer_type `{MATH_TYPE}`: **{report.agree}/{report.total} = {report.rate:.1%}**.",
+        f"- Decided by proof: {report.proven}/{report.total}; **wrong proofs: {report.wrong_proofs}** (the rest"
+        " is the judge's: outside the canonical grammar, or not proven).",
+        f"- Agreement with answer_type `{MATH_TYPE}`: {report.agree}/{report.total} = {report.rate:.1%}.",
         f"- Agreement with the answer type inferred from the gold: {report.rate_inferred:.1%}.",
         f"- Rows that select a non-default math-verify option (not counted): "
         f"{sum(o.agree for o in apart)}/{len(apart)} agree.",
@@ -265,7 +287,8 @@ def main() -> None:
     report = run()
     print(
         f"math-verify {report.version}: {report.agree}/{report.total} agree ({report.rate:.1%}) "
-        f"as {MATH_TYPE}; {report.rate_inferred:.1%} with the type inferred"
+        f"as {MATH_TYPE}; {report.rate_inferred:.1%} with the type inferred; "
+        f"{report.proven} decided by proof, {report.wrong_proofs} wrong proofs"
     )
     for outcome in report.counted:
         if not outcome.agree:

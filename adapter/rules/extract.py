@@ -15,10 +15,8 @@ from collections.abc import Iterable
 __all__ = [
     "anchored_answer",
     "bold_spans",
-    "boxed_answers",
-    "last_box_at",
+    "boxes",
     "last_boxed",
-    "marked_answers",
     "trailing_expression",
 ]
 
@@ -70,7 +68,7 @@ def _brace_pairs(text: str) -> dict[int, int]:
     return pairs
 
 
-def _boxes(text: str) -> list[tuple[int, int, str]]:
+def boxes(text: str) -> list[tuple[int, int, str]]:
     """(start, end, content) of every complete outermost box."""
     if "\\boxed" not in text and "\\fbox" not in text:
         return []
@@ -96,16 +94,6 @@ def _final_group(boxes: list[tuple[int, int, str]], text: str) -> int:
     return joined
 
 
-def boxed_answers(text: str) -> list[str]:
-    """The answers the boxes give, in order: boxes joined into one answer (as ``last_boxed``
-    joins them) count as one."""
-    boxes = _boxes(text)
-    if not boxes:
-        return []
-    joined = _final_group(boxes, text)
-    return [content for _, _, content in boxes[:-joined]] + [_join(c for _, _, c in boxes[-joined:])]
-
-
 def _join(contents: Iterable[str]) -> str:
     group: list[str] = []
     for content in contents:
@@ -114,19 +102,13 @@ def _join(contents: Iterable[str]) -> str:
     return ", ".join(group)
 
 
-def last_box_at(text: str) -> tuple[int, int] | None:
-    """(start, end) of the last complete box, or None."""
-    boxes = _boxes(text)
-    return (boxes[-1][0], boxes[-1][1]) if boxes else None
-
-
 def last_boxed(text: str) -> str | None:
     """Content of the last ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces), with the boxes
     joined to it by "and", "or", commas or spacing ("\\boxed{3} or \\boxed{4}" -> "3, 4")."""
-    boxes = _boxes(text)
-    if not boxes:
+    found = boxes(text)
+    if not found:
         return None
-    return _join(c for _, _, c in boxes[-_final_group(boxes, text) :])
+    return _join(c for _, _, c in found[-_final_group(found, text) :])
 
 
 def _first_clause(span: str) -> str:
@@ -171,16 +153,6 @@ def anchored_answer(text: str, _depth: int = 0) -> str | None:
 def bold_spans(text: str) -> list[str]:
     """The contents of the bold spans (``**...**``), in order, without ``$`` and a final period."""
     return [span for span in (b.strip().strip("$ ").rstrip(".") for b in _BOLD.findall(text)) if span]
-
-
-def marked_answers(text: str) -> list[str]:
-    """Every answer a marker gives, in order of preference and occurrence: the boxed answers, then
-    each occurrence of each marker ("The answer is 41. The answer is 42." gives both). A
-    completion that commits to one answer gives one value, however often it repeats it."""
-    answers = boxed_answers(text)
-    for anchor in _ANCHORS:
-        answers += [_resolved(c, 0) for c in map(_first_clause, _marked_spans(text, anchor)) if c]
-    return answers
 
 
 def trailing_expression(text: str) -> str | None:

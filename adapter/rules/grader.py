@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 
 from adapter.rules.answer_format import format_issue
-from adapter.rules.choice import chosen_letters, gold_letters
-from adapter.rules.extract import anchored_answer, trailing_expression
-from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes, without_struck_text
-from adapter.rules.number import final_number_text, numbers_equal, parse_number, signs_from_words
-from adapter.rules.proof import doubt
+from adapter.rules.choice import gold_letters
+from adapter.rules.extract import anchored_answer
+from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
+from adapter.rules.number import parse_number
+from adapter.rules.proof import Proof, prove
 from adapter.rules.settings import RuleSettings, RuleVerdict
-from adapter.rules.symbolic import SymbolicTimeout, TooCostly, completion_matches, math_equal
-from adapter.rules.text import text_match
 from judge_vllm.schemas import AnswerType, coerce_text
 
 __all__ = ["grade", "infer_answer_type"]
@@ -27,7 +24,6 @@ _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[][^\n,]*,.*[)\]]
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
 _TYPES = frozenset(t.value for t in AnswerType)
-_SIGNED_TYPES = frozenset({AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -64,84 +60,13 @@ def _verdict(reward: float, reason: str, explanation: str, extracted: str | None
     return RuleVerdict(reward=reward, reason=reason, explanation=explanation, extracted=extracted)
 
 
-def _grade_number(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
-    pred = final_number_text(completion, anchored_answer(completion))
-    if pred is None:
-        return _verdict(0.0, "no_final_answer", "no single final number found", None)
-    if numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
-        return _verdict(1.0, "match", f"final number {pred} equals {answer}", pred)
-    if parse_number(answer) is not None and parse_number(pred) is not None:
-        return _verdict(0.0, "mismatch", f"final number {pred} differs from {answer}", pred)
-    # "2^3", "\sqrt{4}" or a reference like "2\sqrt{3}": sympy decides.
-    return _symbolic_verdict(answer, pred, settings, settings.symbolic_timeout)
-
-
-def _undecided(err: SymbolicTimeout | TooCostly, pred: str | None, settings: RuleSettings) -> RuleVerdict:
-    """Reward 0 when sympy ran out of time, or would build a number too large to bound."""
-    if isinstance(err, TooCostly):
-        verdict = _verdict(0.0, "too_costly", str(err), pred)
-    else:
-        verdict = _verdict(
-            0.0, "timeout", f"symbolic checks took longer than {settings.symbolic_timeout:.2g} s", pred
-        )
-    logger.info("rule reward: %s (reward 0)", verdict.explanation)
-    return verdict
-
-
-def _symbolic_verdict(answer: str, pred: str, settings: RuleSettings, timeout_s: float) -> RuleVerdict:
-    try:
-        equal = math_equal(answer, pred, timeout_s)
-    except (SymbolicTimeout, TooCostly) as err:
-        return _undecided(err, pred, settings)
-    if equal:
-        return _verdict(1.0, "match", f"{pred} is equivalent to {answer}", pred)
-    return _verdict(0.0, "mismatch", f"{pred} is not equivalent to {answer}", pred)
-
-
-def _grade_math(completion: str, answer: str, settings: RuleSettings) -> RuleVerdict:
-    """LaTeX-formatted completions: math-verify's own extraction (several boxes, delimiters);
-    plain text, or when it finds nothing: our final-answer span. Both checks share one
-    ``symbolic_timeout``."""
-    deadline = time.monotonic() + settings.symbolic_timeout
-    pred = anchored_answer(completion) or trailing_expression(completion)
-    if pred is not None and numbers_equal(answer, pred, settings.rel_tol, settings.abs_tol):
-        return _verdict(1.0, "match", f"{pred} equals {answer} as a number", pred)
-    latex = any(mark in completion for mark in ("$", "\\(", "\\[")) or completion.count("\\boxed") > 1
-    if latex:
-        try:
-            equal = completion_matches(answer, completion, settings.symbolic_timeout)
-        except (SymbolicTimeout, TooCostly) as err:
-            return _undecided(err, pred, settings)
-        if equal is not None:
-            shown = pred or "math-verify's extraction"
-            if equal:
-                return _verdict(1.0, "match", f"{shown} is equivalent to {answer}", pred)
-            return _verdict(0.0, "mismatch", f"{shown} is not equivalent to {answer}", pred)
-    if pred is None:
-        return _verdict(0.0, "no_final_answer", "no final expression found", None)
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return _undecided(SymbolicTimeout(), pred, settings)
-    return _symbolic_verdict(answer, pred, settings, remaining)
-
-
-def _grade_choice(prompt: str, completion: str, answer: str) -> RuleVerdict:
-    gold = gold_letters(answer)
-    if not gold:
-        return _grade_text(completion, answer)
-    chosen = chosen_letters(completion, prompt)
-    if not chosen:
-        return _verdict(0.0, "no_final_answer", "no committed option letter", None)
-    picked = "".join(sorted(chosen))
-    if chosen == gold:
-        return _verdict(1.0, "match", f"chose {picked}", picked)
-    return _verdict(0.0, "mismatch", f"chose {picked}, reference {''.join(sorted(gold))}", picked)
-
-
-def _grade_text(completion: str, answer: str) -> RuleVerdict:
-    span = anchored_answer(completion) or completion.strip().splitlines()[-1]
-    ok, why = text_match(answer, span)
-    return _verdict(1.0 if ok else 0.0, why, f"text {why}: {span[:80]!r} vs {answer[:80]!r}", span[:200])
+def _from_proof(proof: Proof, settings: RuleSettings) -> RuleVerdict:
+    """1 for a proven match, 0 for a proven mismatch, else the unsure reward."""
+    reward = {"match": 1.0, "mismatch": 0.0}.get(proof.outcome, settings.unsure_reward)
+    return RuleVerdict(
+        reward=reward, reason=proof.outcome, explanation=proof.explanation, extracted=proof.extracted,
+        proven=proof.proven,
+    )  # fmt: skip
 
 
 def _encodable(text: str) -> str:
@@ -166,9 +91,7 @@ def _grade(
                                              ((prompt, "prompt"), (completion, "completion"), (answer, "answer")))  # fmt: skip
     except ValueError as err:
         return _verdict(0.0, "invalid_input", str(err), None)
-    completion_s = without_struck_text(
-        exponents_from_superscripts(_encodable(completion_s[-settings.max_completion_chars :]))
-    )
+    completion_s = _encodable(completion_s)
     answer_s = exponents_from_superscripts(answer_s.strip())
     if not completion_s.strip():
         return _verdict(0.0, "empty", "empty completion", None)
@@ -183,28 +106,9 @@ def _grade(
     inferred = kind not in _TYPES
     if inferred:
         kind = infer_answer_type(answer_s)
-    if kind in _SIGNED_TYPES:
-        completion_s = signs_from_words(completion_s)
-    gate = _format_gate(completion_s, answer_s, kind)
-    if gate is not None:
-        verdict = gate
-    elif kind == AnswerType.NUMBER.value:
-        verdict = _grade_number(completion_s, answer_s, settings)
-    elif kind == AnswerType.MATH_EXPRESSIONS.value:
-        verdict = _grade_math(completion_s, answer_s, settings)
-    elif kind == AnswerType.MULTIPLE_CHOICE.value:
-        verdict = _grade_choice(prompt_s, completion_s, answer_s)
-    else:
-        verdict = _grade_text(completion_s, answer_s)
-    if verdict.reason == "match":
-        why_not = doubt(prompt_s, completion_s, answer_s, kind, verdict.extracted)
-        if why_not:
-            verdict = _verdict(
-                settings.unsure_reward,
-                "unsure",
-                f"unsure, for the judge: {why_not} (else: {verdict.explanation})",
-                verdict.extracted,
-            )
+    too_long = len(completion_s) > settings.max_completion_chars  # the proof says so, unread
+    gate = None if too_long else _format_gate(completion_s, answer_s, kind)
+    verdict = gate or _from_proof(prove(prompt_s, completion_s, answer_s, kind, settings), settings)
     if inferred:
         verdict = verdict.model_copy(
             update={"explanation": verdict.explanation + _type_note(answer_type, kind)}

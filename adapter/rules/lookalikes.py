@@ -9,10 +9,8 @@ compatibility spaces and colons to their plain forms) and turns every line break
 NEL, U+2028, U+2029) into ``\\n``. It is for matching only: NFKC turns "x²" into "x2", so the
 folded text is never graded. Linear; ASCII text only has its line breaks unified.
 
-Two functions are for grading. ``exponents_from_superscripts``: Unicode superscripts and
-subscripts are exponents and indices, not decoration ("2³" is "2^{3}", 8; "x₁" is "x_{1}"), so the
-rules never read "2³" as 2. ``without_struck_text``: struck-through text ("~~41~~ 42") is taken
-back, so the rules never read it as an answer.
+One function is for reference answers. ``exponents_from_superscripts``: Unicode superscripts and
+subscripts are exponents and indices, not decoration ("2³" is "2^{3}", 8; "x₁" is "x_{1}").
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import re
 import sys
 import unicodedata
 
-__all__ = ["exponents_from_superscripts", "fold_lookalikes", "without_struck_text"]
+__all__ = ["exponents_from_superscripts", "fold_lookalikes"]
 
 # Default-ignorable characters that are not format characters (Cf).
 _IGNORABLE_OTHER = "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef"
@@ -62,20 +60,3 @@ def exponents_from_superscripts(text: str) -> str:
         return text
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + "".join(_SUPERSCRIPTS[c] for c in m.group()) + "}", text)
     return _SUBSCRIPT_RUN.sub(lambda m: "_{" + "".join(_SUBSCRIPTS[c] for c in m.group()) + "}", text)
-
-
-# Struck-through text, as Markdown, HTML, LaTeX or combining overlays ("4̶2̶") write it.
-_STRUCK = re.compile(
-    r"~~[^~\n]{1,500}~~|<(s|del|strike)>[^<]{0,500}</\1>"
-    r"|\\(?:sout|st|xout|cancel|bcancel|xcancel|cancelto\{[^{}]{0,50}\})\{[^{}]{0,500}\}"
-    r"|(?:.[\u0334-\u0338]+)+",
-    re.IGNORECASE,
-)
-
-
-def without_struck_text(text: str) -> str:
-    """``text`` without what it strikes through (``~~41~~``, ``<s>41</s>``, ``\\cancel{41}``,
-    "4̶1̶"): struck text is taken back, never an answer."""
-    if "~~" not in text and "<" not in text and "\\" not in text and text.isascii():
-        return text
-    return _STRUCK.sub(" ", text)

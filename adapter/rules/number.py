@@ -19,7 +19,6 @@ __all__ = [
     "final_number_text",
     "numbers_equal",
     "parse_number",
-    "signs_from_words",
     "standing_numbers",
     "stated_exactly",
 ]
@@ -87,12 +86,6 @@ _LEAD_WORDS = re.compile(
 _LIST = re.compile(r"\b(?:or|and|to|between|either|through|until|nor)\b|,\s|;|\d\s*[-–]\s*\d", re.IGNORECASE)
 
 
-_SIGN_WORD = re.compile(r"\b(?:minus|negative)[ \t]+(?=\.?\d)", re.IGNORECASE)
-
-
-def signs_from_words(text: str) -> str:
-    """ "minus 42" and "negative 42" as "-42", so that the sign is never dropped."""
-    return _SIGN_WORD.sub("-", text)
 
 
 def _clean(text: str) -> str:

@@ -41,7 +41,7 @@ class RuleSettings(BaseModel):
         default=20_000,
         ge=100,
         le=1_000_000,
-        description="longer completions are cut to their end before parsing",
+        description="the most the rule reads: a longer completion is never proven either way (the judge decides)",
     )
 
     @model_validator(mode="before")
@@ -59,3 +59,7 @@ class RuleVerdict(BaseModel):
     explanation: str
     extracted: str | None = None
     reason: str
+    proven: bool = Field(
+        default=False,
+        description="a proof: a canonical answer proven equal, or (numbers, letters) proven different",
+    )

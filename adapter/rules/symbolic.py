@@ -29,19 +29,19 @@ from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, veri
 
 from adapter.rules.cost import MAX_RESULT_DIGITS, too_costly
 
-__all__ = ["SymbolicTimeout", "TooCostly", "completion_matches", "math_equal", "run_bounded"]
+__all__ = ["SymbolicTimeout", "TooCostly", "math_differs", "math_equal", "run_bounded"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_EXPRESSION_CHARS = 2000
-# The end of a completion that math-verify's own extraction sees. Its delimiter regexes take
-# quadratic time on runs such as "\\[\\[\\[..." and hold the GIL while they run: 8,000 characters
-# took 1.7 s, 4,000 take 0.45 s.
-MAX_COMPLETION_TAIL_CHARS = 4000
 NUMERIC_REL_TOL = 1e-6
 REAP_INTERVAL_S = 0.05
 _CONFIGS = (LatexExtractionConfig(), ExprExtractionConfig())
+# Exact rational points at which two expressions are evaluated to prove them different.
+_PROBE_SHIFTS = (sympy.Rational(7, 13), sympy.Rational(-5, 11))
+_PROBE_DIGITS = 40
+_PROBE_REL_TOL = sympy.Float("1e-25", _PROBE_DIGITS)
 
 
 class _OwnTimeoutNotice(logging.Filter):
@@ -198,24 +198,40 @@ def _equal(gold: str, pred: str) -> bool:
     return _verified(_parse_answer(gold), _parse_answer(pred))
 
 
-def _completion_equal(gold: str, completion: str) -> bool | None:
-    pred_parsed = _parse(completion)
-    if not pred_parsed:
-        return None
-    return _verified(_parse_answer(gold), pred_parsed)
-
-
-def completion_matches(gold: str, completion: str, timeout_s: float) -> bool | None:
-    """math-verify's own extraction on a whole completion: True/False, or None if it found nothing.
-    Raises ``SymbolicTimeout`` or ``TooCostly``."""
-    if len(gold) > MAX_EXPRESSION_CHARS:
-        return False
-    tail = completion[-MAX_COMPLETION_TAIL_CHARS:]
-    return run_bounded(lambda: _completion_equal(gold, tail), timeout_s)
-
-
 def math_equal(gold: str, pred: str, timeout_s: float) -> bool:
     """Are ``gold`` and ``pred`` mathematically equivalent? Raises ``SymbolicTimeout`` or ``TooCostly``."""
     if len(gold) > MAX_EXPRESSION_CHARS or len(pred) > MAX_EXPRESSION_CHARS:
         return False
     return run_bounded(lambda: _equal(gold, pred), timeout_s)
+
+
+def _value_at(expr: sympy.Expr, point: dict[sympy.Symbol, sympy.Rational]) -> sympy.Expr | None:
+    value = expr.subs(point).evalf(_PROBE_DIGITS)
+    return value if value.is_number and value.is_finite else None
+
+
+def _differs(gold: str, pred: str) -> bool:
+    gold_parsed, pred_parsed = _parse_answer(gold), _parse_answer(pred)
+    if not gold_parsed or not pred_parsed:
+        return False
+    g, p = gold_parsed[0], pred_parsed[0]
+    if not (isinstance(g, sympy.Expr) and isinstance(p, sympy.Expr)) or too_costly(g) or too_costly(p):
+        return False
+    symbols = sorted(g.free_symbols | p.free_symbols, key=str)
+    for shift in _PROBE_SHIFTS:
+        point = {symbol: shift + sympy.Rational(i + 1, 3) for i, symbol in enumerate(symbols)}
+        g_value, p_value = _value_at(g, point), _value_at(p, point)
+        if g_value is None or p_value is None:
+            return False
+        if abs(g_value - p_value) > _PROBE_REL_TOL * max(1, abs(g_value), abs(p_value)):
+            return True
+    return False
+
+
+def math_differs(gold: str, pred: str, timeout_s: float) -> bool:
+    """A proof that ``gold`` and ``pred`` differ: both are expressions (no relation, set or unknown
+    function) with different values at an exact rational point. False means no proof, not equal.
+    Raises ``SymbolicTimeout``."""
+    if len(gold) > MAX_EXPRESSION_CHARS or len(pred) > MAX_EXPRESSION_CHARS:
+        return False
+    return run_bounded(lambda: _differs(gold, pred), timeout_s)

@@ -21,6 +21,7 @@ class RuleRewardDict(TypedDict):
     explanation: str
     extracted: str | None
     reason: str
+    proven: bool
 
 
 class RuleRewardSystem:
@@ -67,4 +68,5 @@ def _as_dict(verdict: RuleVerdict) -> RuleRewardDict:
         "explanation": verdict.explanation,
         "extracted": verdict.extracted,
         "reason": verdict.reason,
+        "proven": verdict.proven,
     }

@@ -46,11 +46,11 @@ SURE = [
     ("The answer is \\boxed{7}.", "7", "NUMBER", 1.0),  # verified equal
     ("The answer is \\boxed{8}.", "7", "NUMBER", 0.0),  # a clear NUMBER mismatch
     ("The answer is (B).", "C", "MULTIPLE_CHOICE", 0.0),
-    ("So the capital is Paris.", "Paris", "TEXT", 1.0),
+    ("So the answer is Paris.", "Paris", "TEXT", 1.0),
 ]
 UNSURE = [
     ("I believe it is Lyon.", "Paris", "TEXT"),  # TEXT mismatch: the judge decides
-    ("Expanding, we get \\boxed{x^2+2x+2}.", "(x+1)^2", "MATH_EXPRESSIONS"),  # expression mismatch
+    ("Expanding, we get \\boxed{x^2+2x+2} (I think).", "(x+1)^2", "MATH_EXPRESSIONS"),  # not canonical
 ]
 
 

@@ -80,7 +80,7 @@ def test_fallbacks_are_never_cached(fake_judge, tmp_path):
 def test_500s_are_retried_then_fall_back_to_rules(fake_judge, tmp_path, caplog):
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
     with caplog.at_level(logging.WARNING, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
-        result = rs.reward("What is 12-5?", "12 - 5 = 7, so the answer is 7.", "7", "NUMBER")
+        result = rs.reward("What is 12-5?", "12 - 5 = 7.\nSo the answer is 7.", "7", "NUMBER")
         metrics = rs.get_metrics()
     assert result["source"] == "rule_fallback" and result["reason"] == "Judge unavailable"
     assert result["reward"] == 1.0  # the rule reward graded it

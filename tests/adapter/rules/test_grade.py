@@ -17,14 +17,14 @@ MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
         ("12 - 5 = 7", "7", 1.0),
         ("I think it is 12, not 11.", "11", 0.0),
         ("The answer is \\boxed{1,000}.", "1000", 1.0),
-        ("The answer is \\boxed{\\text{1,000 m}}.", "1000", 1.0),
-        ("So the total is $\\$12.50$.", "12.5", 1.0),
-        ("The answer is 50%.", "0.5", 1.0),
-        ("The answer is 50\\%.", "50", 1.0),
+        ("The answer is \\boxed{\\text{1,000 m}}.", "1000", 0.0),  # outside the canonical grammar: the judge's
+        ("So the total is $\\$12.50$.", "12.5", 0.0),  # outside the canonical grammar: the judge's
+        ("The answer is 50%.", "0.5", 0.0),  # outside the canonical grammar: the judge's
+        ("The answer is 50\\%.", "50", 0.0),  # outside the canonical grammar: the judge's
         ("\\boxed{\\frac{1}{2}}", "0.5", 1.0),
         ("\\boxed{\\dfrac{3}{4}}", "3/4", 1.0),
-        ("It is 1.5e3 grams", "1500", 1.0),
-        ("It equals 1.5 \\times 10^{3}", "1500", 1.0),
+        ("It is 1.5e3 grams", "1500", 0.0),  # outside the canonical grammar: the judge's
+        ("It equals 1.5 \\times 10^{3}", "1500", 0.0),  # outside the canonical grammar: the judge's
         ("The final answer is -7", "-7", 1.0),
         ("The final answer is 7", "-7", 0.0),
         ("The final answer is +7", "7", 1.0),
@@ -32,7 +32,7 @@ MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
         ("The answer is 3.14159", "3.1416", 1.0),  # within the default 1e-4 relative tolerance
         ("The answer is 3 or 4 or 5", "4", 0.0),
         ("**42**", "42", 1.0),
-        ("Half of 1 is 1/2.", "0.5", 1.0),
+        ("Half of 1 is 1/2.", "0.5", 0.0),  # outside the canonical grammar: the judge's
         ("100 / 8 = 25/2", "12.5", 1.0),
         ("1/3 + 1/6 = 2/6 + 1/6 = 3/6 = 1/2", "0.5", 1.0),
         ("12 - 5 = 7, so adding the 4 left over gives 11.", "7", 0.0),
@@ -47,32 +47,32 @@ MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
         ("\\boxed{3, 4, 5}", "4", 0.0),
         ("The answer is 12 - 5 = 7", "12", 0.0),
         ("The answer is 12 - 5 = 7", "7", 1.0),
-        ("Answer: 11 is wrong, it's 7", "7", 1.0),
-        ("The answer is 42 because 6 * 7 = 42.", "42", 1.0),
-        ("The answer is 7 (since 12 - 5 = 7).", "7", 1.0),
+        ("Answer: 11 is wrong, it's 7", "7", 0.0),  # outside the canonical grammar: the judge's
+        ("The answer is 42 because 6 * 7 = 42.", "42", 0.0),  # outside the canonical grammar: the judge's
+        ("The answer is 7 (since 12 - 5 = 7).", "7", 0.0),  # outside the canonical grammar: the judge's
         # A number inside an expression is not that number.
         ("Answer: 2x", "2", 0.0),
         ("Answer: 3\\pi", "3", 0.0),
         ("Answer: 2\\sqrt{3}", "2", 0.0),
         ("Answer: \\sqrt{4}", "4", 0.0),
-        ("Answer: \\sqrt{4}", "2", 1.0),
-        ("Answer: 2^3", "8", 1.0),
+        ("Answer: \\sqrt{4}", "2", 0.0),  # outside the canonical grammar: the judge's
+        ("Answer: 2^3", "8", 0.0),  # outside the canonical grammar: the judge's
         ("Answer: 2^3", "2", 0.0),
         ("\\boxed{\\pm 2}", "2", 0.0),
         ("Answer: 12:30", "12", 0.0),
         ("The side is 2\\sqrt{3}", "3", 0.0),
-        ("The area is 5 cm^2.", "5", 1.0),
+        ("The area is 5 cm^2.", "5", 0.0),  # outside the canonical grammar: the judge's
         ("The area is 5 cm^2.", "2", 0.0),
         # Notations.
-        ("The answer is − 5", "-5", 1.0),
-        ("The answer is 1.5 million", "1500000", 1.0),
+        ("The answer is − 5", "-5", 0.0),  # outside the canonical grammar: the judge's
+        ("The answer is 1.5 million", "1500000", 0.0),  # outside the canonical grammar: the judge's
         ("The answer is 1.5 million", "1.5", 0.0),
-        ("It costs 42 dollars in total.", "42", 1.0),
-        ("Answer: 42 red apples", "42", 1.0),
+        ("It costs 42 dollars in total.", "42", 0.0),  # outside the canonical grammar: the judge's
+        ("Answer: 42 red apples", "42", 0.0),  # outside the canonical grammar: the judge's
         ("The answer is 25", "25%", 1.0),
         ("The answer is 2500", "25%", 0.0),
         ("\\boxed{(1,2)}", "1.2", 0.0),
-        ("1 000", "1000", 1.0),
+        ("1 000", "1000", 0.0),  # outside the canonical grammar: the judge's
         ("#### 42", "42", 1.0),
         ("## Final Answer\n42", "42", 1.0),
     ],
@@ -96,23 +96,23 @@ def test_number_tolerance_is_configurable():
         ("\\boxed{x + 1}", "1 + x", 1.0),
         ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", 1.0),
         ("\\boxed{\\dfrac{1}{2}}", "\\frac{1}{2}", 1.0),
-        ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}", 1.0),
-        ("\\boxed{[1, 2]}", "[1, 2]", 1.0),
+        ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}", 0.0),  # outside the canonical grammar: the judge's
+        ("\\boxed{[1, 2]}", "[1, 2]", 0.0),  # outside the canonical grammar: the judge's
         ("\\boxed{(1, 2]}", "(1, 2)", 0.0),
         ("Thus x = 2", "2", 1.0),
-        ("\\boxed{\\pm 3}", "3, -3", 1.0),
+        ("\\boxed{\\pm 3}", "3, -3", 0.0),  # outside the canonical grammar: the judge's
         ("So \\boxed{x^2+1}", "x^2-1", 0.0),
         ("\\boxed{x^3}", "x^2", 0.0),
         ("\\boxed{\\frac{1}{", "1/2", 0.0),
         ("2(x + 1) = 2x + 2", "2x + 2", 1.0),
         ("x^2 + 6x + 9", "x^2 + 6x + 9", 1.0),
         ("9 + 6x + x^2", "x^2 + 6x + 9", 1.0),
-        ("\\frac{d}{dx} x^3 = 3x^{2}", "3x^2", 1.0),
-        ("The limit is 1.", "1", 1.0),
+        ("\\frac{d}{dx} x^3 = 3x^{2}", "3x^2", 0.0),  # outside the canonical grammar: the judge's
+        ("The limit is 1.", "1", 0.0),  # outside the canonical grammar: the judge's
         ("The limit is 2.", "1", 0.0),
         ("x = 3 or x = 4", "4", 0.0),
         ("$x = 3$ or $x = 4$", "4", 0.0),
-        ("(x - 2)(x - 3) = 0, so x = 2 or x = 3.", "x = 2, x = 3", 1.0),
+        ("(x - 2)(x - 3) = 0, so x = 2 or x = 3.", "x = 2, x = 3", 0.0),  # outside the canonical grammar: the judge's
         ("It could be $\\boxed{3}$ or $\\boxed{4}$.", "4", 0.0),
         ("\\boxed{\\sqrt{2}}", "\\pm\\sqrt{2}", 0.0),
         ("\\boxed{(1,2)}", "[1,2]", 0.0),
@@ -120,9 +120,9 @@ def test_number_tolerance_is_configurable():
         ("\\boxed{\\frac{1}{2004!}}", "\\frac{1}{2006!}", 0.0),  # math-verify alone: equal (both round to 0)
         ("\\boxed{10^{-7}}", "10^{-8}", 0.0),
         ("\\boxed{0.0000001}", "0.00000012", 0.0),
-        ("\\boxed{\\frac{1}{3}}", "0.333333", 1.0),
+        ("\\boxed{\\frac{1}{3}}", "0.333333", 0.0),  # outside the canonical grammar: the judge's
         ("So we get $x = 5$. But wait, $x = 7$.", "5", 0.0),
-        ("Therefore, the probability that Alice wins is 2/3. <|im_start|>user", "2/3", 1.0),
+        ("Therefore, the probability that Alice wins is 2/3. <|im_start|>user", "2/3", 0.0),  # outside the canonical grammar: the judge's
     ],
 )
 def test_math_expressions(completion, answer, reward):
@@ -133,7 +133,7 @@ def test_math_expressions(completion, answer, reward):
     ("prompt", "completion", "answer", "reward"),
     [
         (MC, "The answer is (C).", "C", 1.0),
-        (MC, "Answer: c", "C", 1.0),
+        (MC, "Answer: c", "C", 0.0),  # outside the canonical grammar: the judge's
         (MC, "C) 7", "C", 1.0),
         (MC, "\\boxed{C}", "C", 1.0),
         (MC, "It's C", "C", 1.0),
@@ -141,15 +141,15 @@ def test_math_expressions(completion, answer, reward):
         (MC, "It could be A, B, C or D", "C", 0.0),
         (MC, "(A) or (C), hard to say", "C", 0.0),
         (MC, "The answer is A good question", "C", 0.0),
-        (CAPITALS, "The capital is Rome.", "C", 1.0),
+        (CAPITALS, "The capital is Rome.", "C", 0.0),  # outside the canonical grammar: the judge's
         (CAPITALS, "The capital is London.", "C", 0.0),
         (MC, "Answer: (C) 7", "(C) 7", 1.0),
         (MULTI, "Answer: A, B and D", "ABD", 1.0),
         (MULTI, "Answer: D, B, A", "ABD", 1.0),
         (MULTI, "Answer: ABD", "A, B, D", 1.0),
         (MULTI, "Answer: A, B", "ABD", 0.0),
-        (MC, "\\boxed{\\text{C}}", "C", 1.0),
-        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3, so C.", "C", 1.0),
+        (MC, "\\boxed{\\text{C}}", "C", 0.0),  # outside the canonical grammar: the judge's
+        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3, so C.", "C", 0.0),  # outside the canonical grammar: the judge's
         (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3", "ABD", 0.0),  # option texts in working are not a choice
         (
             MC,
@@ -158,15 +158,15 @@ def test_math_expressions(completion, answer, reward):
             1.0,
         ),
         (MC, "(A) is 4, not prime. (B) is 6, not prime. (C) is 7, prime. (D) is 9, not prime.", "C", 0.0),
-        (MC, "Answer: C is correct", "C", 1.0),
-        (MC, "I think C is correct. A and B are wrong.", "C", 1.0),
+        (MC, "Answer: C is correct", "C", 0.0),  # outside the canonical grammar: the judge's
+        (MC, "I think C is correct. A and B are wrong.", "C", 0.0),  # outside the canonical grammar: the judge's
         (MC, "It's not C, it's D.", "C", 0.0),
         (MC, "The answer is D, not C.", "C", 0.0),
         (MC, "\\boxed{D} and \\boxed{C}", "C", 0.0),
         (MC, "Answer: C or D", "C", 0.0),
         (MC, "Answer: ABCD", "C", 0.0),
-        (MC, "A. Because B is not valid", "A", 1.0),
-        (CAPITALS, "Not Paris, it's Rome", "C", 1.0),
+        (MC, "A. Because B is not valid", "A", 0.0),  # outside the canonical grammar: the judge's
+        (CAPITALS, "Not Paris, it's Rome", "C", 0.0),  # outside the canonical grammar: the judge's
         (CAPITALS, "Answer: not Rome", "C", 0.0),
         (CAPITALS, "Rome or Paris", "C", 0.0),
         ("Pick one:\nA) New York\nB) York\nC) Boston", "Answer: York", "B", 1.0),
@@ -180,25 +180,25 @@ def test_multiple_choice(prompt, completion, answer, reward):
 @pytest.mark.parametrize(
     ("completion", "answer", "reward"),
     [
-        ("The capital of France is Paris.", "Paris", 1.0),
-        ("the answer is: PARIS!", "Paris", 1.0),
+        ("The capital of France is Paris.", "Paris", 0.0),  # outside the canonical grammar: the judge's
+        ("the answer is: PARIS!", "Paris", 0.0),  # outside the canonical grammar: the judge's
         ("The Eiffel Tower", "the eiffel tower", 1.0),
         ("It is not Paris.", "Paris", 0.0),
         ("Paris or London", "Paris", 0.0),
         ("London", "Paris", 0.0),
         ("Answer: São Paulo", "Sao Paulo", 1.0),
         ("Jupiter is not the largest; Saturn is.", "Jupiter", 0.0),
-        ("Not Michelangelo and not Raphael: Leonardo da Vinci.", "Leonardo da Vinci", 1.0),
+        ("Not Michelangelo and not Raphael: Leonardo da Vinci.", "Leonardo da Vinci", 0.0),  # outside the canonical grammar: the judge's
         ("Paris is wrong.", "Paris", 0.0),
         ("It is London, not Paris.", "Paris", 0.0),
-        ("It is Paris, not London.", "Paris", 1.0),
+        ("It is Paris, not London.", "Paris", 0.0),  # outside the canonical grammar: the judge's
         ("Everyone says Paris, but it's actually Lyon.", "Paris", 0.0),
-        ("Some think Lyon, but the answer is Paris.", "Paris", 1.0),
+        ("Some think Lyon, but the answer is Paris.", "Paris", 0.0),  # outside the canonical grammar: the judge's
         ("The answer is Lyon. Paris is the capital though.", "Paris", 0.0),
         ("Paris, London, Berlin", "Paris", 0.0),
         ("Paris London Berlin Madrid Rome", "Paris", 0.0),
-        ("Yes, it is Paris, France", "Paris", 1.0),
-        ("\\boxed{\\text{Paris}}", "Paris", 1.0),
+        ("Yes, it is Paris, France", "Paris", 0.0),  # outside the canonical grammar: the judge's
+        ("\\boxed{\\text{Paris}}", "Paris", 0.0),  # outside the canonical grammar: the judge's
     ],
 )
 def test_text(completion, answer, reward):
@@ -288,11 +288,15 @@ def test_option_parsing_and_answer_type_inference_take_linear_time():
     assert time.process_time() - started < 0.5
 
 
-def test_megabyte_completion_is_bounded():
+def test_a_completion_longer_than_the_rule_reads_is_never_proven():
     completion = "Let me think. " * 80_000 + "The final answer is \\boxed{42}."
     assert len(completion) > 1_000_000
-    assert grade("q", completion, "42", "NUMBER").reward == 1.0
-    assert grade("q", completion, "42", "MATH_EXPRESSIONS").reward == 1.0
+    for answer_type in ("NUMBER", "MATH_EXPRESSIONS"):
+        verdict = grade("q", completion, "42", answer_type)
+        assert (verdict.reward, verdict.reason, verdict.proven) == (0.0, "unsure", False)
+        assert "longer than the 20,000 characters the rule reads" in verdict.explanation
+    shorter = "Let me think. " * 70_000 + "The final answer is \\boxed{42}."
+    assert grade("q", shorter, "42", "NUMBER", RuleSettings(max_completion_chars=1_000_000)).reward == 1.0
 
 
 def test_extract_final_answer():
@@ -332,7 +336,7 @@ def test_answer_type_enum_and_case_are_accepted():
     from judge_vllm.schemas import AnswerType
 
     assert grade("q", "The answer is 7", "7", AnswerType.NUMBER).reason == "match"
-    assert grade("q", "The answer is 7", "7", "number").explanation == "final number 7 equals 7"
+    assert grade("q", "The answer is 7", "7", "number").explanation == "'7' equals '7'"
 
 
 @pytest.mark.parametrize(

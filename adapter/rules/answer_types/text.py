@@ -1,0 +1,68 @@
+"""TEXT: the reference itself, as the whole value of the final statement.
+
+The grammar of X (docs/canonical-answers.md)::
+
+    X := the reference, or one of the aliases it lists ("Paris | Paris, France"),
+         with case, accents, spacing, punctuation and articles folded
+
+Only the reference's own punctuation may appear ("Washington, D.C." allows "," and "."; "Paris?"
+is a question, not "Paris"). A bare X (no marker, no box) must be the whole completion. A text
+that is not the reference is no proof either way: the judge decides.
+"""
+
+from __future__ import annotations
+
+import re
+
+from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question
+from adapter.rules.text import normalise
+
+__all__ = ["GRAMMAR", "TextGrammar", "aliases", "same_text"]
+
+_ALIAS_SEPARATOR = re.compile(r"\s+\|\s+")
+_MARKS = re.compile(r"[^\w\s]")
+
+
+def aliases(reference: str) -> list[str]:
+    """The spellings a reference lists ("Paris | Paris, France" lists two)."""
+    return [alias for alias in _ALIAS_SEPARATOR.split(reference.strip()) if alias]
+
+
+def same_text(written: str, reference: str) -> bool:
+    """``written`` is ``reference`` folded (case, accents, spacing, punctuation, articles), and
+    uses no punctuation the reference does not."""
+    folded = normalise(written)
+    if not folded or folded != normalise(reference):
+        return False
+    return set(_MARKS.findall(written)) <= set(_MARKS.findall(reference))
+
+
+class TextGrammar:
+    """TEXT: see the module docstring."""
+
+    name = "TEXT"
+    bare_values_state_answers = False
+    chains = False
+    mismatch_is_proof = False
+
+    def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
+        """``text`` when it is the reference (or an alias), else None."""
+        for alias in aliases(question.reference):
+            if same_text(text.strip(), alias):
+                return CanonicalAnswer(text=text.strip(), key=normalise(question.reference))
+        return None
+
+    def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
+        """A canonical text is the reference by construction."""
+        return Equality.EQUAL
+
+    def link_in_grammar(self, link: str, question: Question) -> bool:
+        """No chains."""
+        return False
+
+    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
+        """No chains for text."""
+        return False
+
+
+GRAMMAR = TextGrammar()
