@@ -17,7 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge_vllm.errors import JudgeInputError
 
-__all__ = ["MAX_CRITERIA", "VETO_NOT_JUDGED", "Criterion", "CriterionScore", "RubricScore", "parse_rubric", "score_rubric"]
+__all__ = [
+    "MAX_CRITERIA",
+    "VETO_NOT_JUDGED",
+    "Criterion",
+    "CriterionScore",
+    "RubricScore",
+    "parse_rubric",
+    "score_rubric",
+]
 
 MAX_CRITERIA = 64
 MAX_CRITERION_CHARS = 2000
