@@ -60,6 +60,7 @@ from adapter.pipeline.inputs import (
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
 from adapter.pipeline.result import RewardDict, RewardResult
 from adapter.rubrics import parse_rubric
+from adapter.rubrics.criteria import VETO_NOT_JUDGED
 from adapter.rubrics.judge import RubricJudge, criterion_config, item_profile
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
@@ -415,7 +416,8 @@ class BaseJudgeReward:
 
     async def _rubric_scored(self, request: JudgeRequest, started: float) -> RewardResult:
         """A rubric item's reward: its criteria judged (``adapter/rubrics``), their weighted mean,
-        0 on a failed veto; the fallback's unsure reward when no criterion could be judged."""
+        0 on a failed veto; the fallback's unsure reward when no criterion, or a veto criterion,
+        could not be judged."""
         try:
             criteria = parse_rubric(request.metadata.get("rubric", self.config.rubric))
         except JudgeInputError as err:
@@ -432,15 +434,20 @@ class BaseJudgeReward:
                 request, started, scored.reward, "judge", scored.explanation,
                 detailed_scores=per_criterion, reason="vetoed" if scored.vetoed_by else None,
             )  # fmt: skip
-        failed = JudgeUnavailableError(f"no rubric criterion could be judged: {error}")
+        if scored.unjudged_vetoes:  # the other criteria cannot prove the veto would have passed
+            failed = JudgeUnavailableError(f"{scored.explanation}: {error}")
+            reason, why = VETO_NOT_JUDGED, scored.explanation
+        else:
+            failed = JudgeUnavailableError(f"no rubric criterion could be judged: {error}")
+            reason, why = failed.reason, failed.reason
         if not self.config.fallback_to_rule:
             return self._outcomes.finish(
-                request, started, None, "error", str(failed), reason=failed.reason, error=str(failed)
+                request, started, None, "error", str(failed), reason=reason, error=str(failed)
             )
-        explanation = f"rule fallback ({failed.reason}): no rule can grade a rubric: the unsure reward"
+        explanation = f"rule fallback ({why}): no rule can grade a rubric: the unsure reward"
         return self._outcomes.finish(
             request, started, self.config.rules.unsure_reward, "rule_fallback", explanation,
-            reason=failed.reason, error=str(failed),
+            reason=reason, error=str(failed),
         )  # fmt: skip
 
     def _has_rubric(self, built: JudgeRequest | InvalidInput) -> TypeGuard[JudgeRequest]:

@@ -2,14 +2,22 @@
 
 The judge's own score (``judge_score``: before any calibration) of the labelled rows the judge
 decided is mapped to P(correct) by isotonic regression (the default: monotone, no shape
-assumed) or Platt scaling (a logistic curve on the score's log-odds: smoother, for few rows).
+assumed) or Platt scaling (a logistic curve on the score's log-odds). The isotonic curve is
+centred: one knot per isotonic block, at the block's mean score, joined by straight lines, so it
+is continuous and strictly increasing instead of a staircase whose first step sits on the lowest
+right answer (a step fitted on 40 rows mapped judge scores 0.22 and 0.37 to 1.00).
+
 One curve for every answer type (``"*"``), plus one per answer type with at least
-``MIN_ROWS_PER_TYPE`` rows of both labels. The reward config takes the file as
-``calibration_file`` (``adapter.pipeline.calibration``).
+``MIN_ROWS_PER_TYPE`` rows, ``MIN_ROWS_PER_LABEL`` of each label; fewer rows fit noise (curves
+from 37-52 rows paid held-out wrong answers), and such a type takes the ``"*"`` curve. The
+reward config takes the file as ``calibration_file`` (``adapter.pipeline.calibration``).
 
 The effect is measured by k-fold cross-validation: each fold's rows are scored by curves fitted
 on the other folds, so no figure comes from the rows its curve was fitted on. ``before`` is the
-judge's own score on the same rows; accuracy and false-positive rate cut at 0.5.
+judge's own score on the same rows; accuracy and false-positive rate cut at 0.5. A calibration
+whose cross-validated false-positive rate rises above the 95% bootstrap interval of the judge's
+own is fitted and written, but not recommended (``CalibrationFit.caution`` says why): it would
+pay wrong answers that the judge's score rejects, which is what RL learns to exploit.
 """
 
 from __future__ import annotations
@@ -23,15 +31,27 @@ from scipy.optimize import isotonic_regression, minimize
 
 from adapter.pipeline.calibration import ANY_ANSWER_TYPE, CalibrationCurve, CalibrationFile, logit
 from eval.coverage import JUDGE_DECIDED
-from eval.intervals import Array, accuracy, false_positive_rate
+from eval.intervals import Array, Interval, accuracy, bootstrap, false_positive_rate
 from eval.metrics import THRESHOLD
 from eval.scoring import ScoredRow
 
-__all__ = ["DEFAULT_FOLDS", "CalibrationError", "CalibrationFit", "HeldOut", "fit_calibration"]
+__all__ = [
+    "DEFAULT_FOLDS",
+    "MIN_ROWS_PER_LABEL",
+    "MIN_ROWS_PER_TYPE",
+    "CalibrationError",
+    "CalibrationFit",
+    "HeldOut",
+    "fit_calibration",
+]
 
 Method = Literal["isotonic", "platt"]
 DEFAULT_FOLDS = 5
-MIN_ROWS_PER_TYPE = 30
+# A curve of its own for an answer type: 100 rows, 20 of each label. With 20 wrong answers one
+# paid wrong answer moves the false-positive rate by 0.05, and a block of the curve rests on
+# several rows, not on the one lowest right answer.
+MIN_ROWS_PER_TYPE = 100
+MIN_ROWS_PER_LABEL = 20
 THRESHOLD_GRID = np.linspace(0.0, 1.0, 1001)
 
 
@@ -40,17 +60,20 @@ class CalibrationError(ValueError):
 
 
 class HeldOut(BaseModel):
-    """Figures on held-out rows: agreement with the labels, false-positive rate, Brier score."""
+    """Figures on held-out rows: agreement with the labels, false-positive rate (with its 95%
+    bootstrap interval), Brier score."""
 
     model_config = ConfigDict(frozen=True)
 
     accuracy: float
     false_positive_rate: float | None
     brier: float
+    false_positive_rate_ci: Interval | None = None
 
 
 class CalibrationFit(BaseModel):
-    """The fitted file and what cross-validation measured: the judge's score vs the calibrated one."""
+    """The fitted file and what cross-validation measured: the judge's score vs the calibrated one;
+    ``caution`` why the calibration is not recommended (None when it is)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -59,6 +82,7 @@ class CalibrationFit(BaseModel):
     folds: int
     before: HeldOut
     after: HeldOut
+    caution: str | None = None
 
     def lines(self) -> list[str]:
         """The fit in words, for the terminal and the report."""
@@ -72,6 +96,9 @@ class CalibrationFit(BaseModel):
             f"{self.folds}-fold cross-validation, held-out rows only: agreement {self.before.accuracy:.2f} -> "
             f"{self.after.accuracy:.2f}, false-positive rate {_rate(self.before)} -> {_rate(self.after)}, "
             f"Brier {self.before.brier:.3f} -> {self.after.brier:.3f} (judge score -> calibrated).",
+            f"Not recommended: {self.caution}. Leave calibration_file unset, or label more rows and fit again."
+            if self.caution
+            else "Recommended: the held-out false-positive rate does not rise beyond the judge's own interval.",
         ]
 
 
@@ -80,13 +107,18 @@ def _rate(held_out: HeldOut) -> str:
 
 
 def _isotonic(scores: Array, labels: Array) -> list[tuple[float, float]]:
-    order = np.argsort(scores, kind="stable")
-    fitted = isotonic_regression(labels[order]).x
-    xs = scores[order]
-    unique = np.unique(xs)
-    # Tied scores share one knot; the running maximum keeps float rounding from un-sorting them.
-    probabilities = np.maximum.accumulate([fitted[xs == x].mean() for x in unique])
-    return [(float(x), float(p)) for x, p in zip(unique, probabilities, strict=True)]
+    """Centred isotonic regression: a knot per block of the fit, at its rows' mean score."""
+    unique, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    shares = np.bincount(inverse, weights=labels) / counts  # tied scores are one weighted point
+    fitted = isotonic_regression(shares, weights=counts.astype(float)).x
+    # A block is a run of one fitted value; blocks rise by more than rounding, so knots stay sorted.
+    starts = np.flatnonzero(np.r_[True, np.diff(fitted) > 1e-12])
+    knots = []
+    for start, end in zip(starts, [*starts[1:], len(unique)], strict=True):
+        weight = counts[start:end]
+        centre = float(np.average(unique[start:end], weights=weight))
+        knots.append((centre, float(fitted[start])))
+    return knots
 
 
 def _platt(scores: Array, labels: Array) -> tuple[float, float]:
@@ -133,17 +165,39 @@ def _curves(
     curves = {ANY_ANSWER_TYPE: fit_curve(scores, labels, method)}
     for answer_type in sorted({t for t in types if t}):
         mask = np.array([t == answer_type for t in types])
-        if mask.sum() >= MIN_ROWS_PER_TYPE and _both_labels(labels[mask]):
+        if _enough_for_a_curve(labels[mask]):
             curves[answer_type] = fit_curve(scores[mask], labels[mask], method)
     return curves
 
 
-def _held_out(probabilities: Array, labels: Array) -> HeldOut:
+def _enough_for_a_curve(labels: Array) -> bool:
+    positive = int((labels >= THRESHOLD).sum())
+    return len(labels) >= MIN_ROWS_PER_TYPE and min(positive, len(labels) - positive) >= MIN_ROWS_PER_LABEL
+
+
+def _held_out(probabilities: Array, labels: Array, seed: int) -> HeldOut:
     rate = false_positive_rate(probabilities, labels)
     return HeldOut(
         accuracy=accuracy(probabilities, labels),
         false_positive_rate=None if np.isnan(rate) else rate,
         brier=float(np.mean((probabilities - (labels >= THRESHOLD)) ** 2)),
+        false_positive_rate_ci=bootstrap(false_positive_rate, probabilities, labels, seed=seed),
+    )
+
+
+def _caution(before: HeldOut, after: HeldOut) -> str | None:
+    """Why not to use the calibration: its held-out false-positive rate rises above the judge's
+    own 95% interval (None when it does not)."""
+    if before.false_positive_rate is None or after.false_positive_rate is None:
+        return None
+    interval = before.false_positive_rate_ci
+    bound = interval.high if interval is not None else before.false_positive_rate
+    if after.false_positive_rate <= bound:
+        return None
+    shown = f" (95% CI {interval.low:.2f}-{interval.high:.2f})" if interval is not None else ""
+    return (
+        f"its cross-validated false-positive rate rises from {before.false_positive_rate:.2f}{shown} to "
+        f"{after.false_positive_rate:.2f}: it would pay wrong answers that the judge's own score rejects"
     )
 
 
@@ -187,7 +241,8 @@ def fit_calibration(
             curve = file.curve(types[i])
             assert curve is not None  # the "*" curve is always there
             calibrated[i] = curve.probability(float(scores[i]))
-    before, after = _held_out(scores, labels), _held_out(calibrated, labels)
+    before, after = _held_out(scores, labels, seed), _held_out(calibrated, labels, seed)
+    caution = _caution(before, after)
     calibration = CalibrationFile(
         model=model,
         profile=profile,
@@ -201,6 +256,11 @@ def fit_calibration(
             "accuracy_after": after.accuracy,
             "brier_before": before.brier,
             "brier_after": after.brier,
+            "false_positive_rate_before": before.false_positive_rate,
+            "false_positive_rate_after": after.false_positive_rate,
+            "recommended": int(caution is None),
         },
     )
-    return CalibrationFit(calibration=calibration, rows=len(kept), folds=folds, before=before, after=after)
+    return CalibrationFit(
+        calibration=calibration, rows=len(kept), folds=folds, before=before, after=after, caution=caution
+    )

@@ -424,7 +424,18 @@ def _calibrated(
         return error
     args.calibrate.parent.mkdir(parents=True, exist_ok=True)
     args.calibrate.write_text(fit.calibration.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    err.print(f"calibration: {args.calibrate} (set calibration_file: {args.calibrate} in the reward config)")
+    if fit.caution:
+        err.print(
+            f"calibration: {args.calibrate} written, but not recommended: {fit.caution}; "
+            "leave calibration_file unset, or label more rows and fit again",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        err.print(
+            f"calibration: {args.calibrate} (set calibration_file: {args.calibrate} in the reward config)"
+        )
     return fit
 
 

@@ -167,6 +167,12 @@ def _chance_line(judge: ScorerStats) -> str | None:
             f"The judge is indistinguishable from chance on the {judge.auroc_rows} rows it decided "
             f"(AUROC {_figure(judge.auroc, judge.auroc_ci)}): its rewards carry no signal on this data."
         )
+    if judge.auroc_ci.high < 0.5:
+        return (
+            f"The judge ranks worse than chance on the {judge.auroc_rows} rows it decided "
+            f"(AUROC {_figure(judge.auroc, judge.auroc_ci)}): its scores are inverted, it pays wrong answers "
+            "over right ones; check the profile's labels and the reward's direction before training on it."
+        )
     return None
 
 

@@ -1,9 +1,11 @@
 """Secrets never leave: one place that knows them and scrubs every text that goes out.
 
 Secrets are API keys and the userinfo of judge URLs (``http://user:pass@host``). Configs register
-them when they are built (``register_secret``); ``scrub`` replaces each with ``***``, including
-a fragment of one cut by a text cut ("sk-abc[... 12 chars cut ...]") or at a text's end, and
-replaces the userinfo of any URL, known or not. ``redact_url`` shows a URL without its userinfo.
+them when they are built (``register_secret``); ``scrub`` replaces each with ``***`` in every form
+a text may show it (``secret_forms``: as is, stripped, escaped by ``repr`` of the text or of its
+UTF-8 bytes, JSON-escaped, URL-encoded), including a fragment of one cut by a text cut
+("sk-abc[... 12 chars cut ...]") or at a text's end, and replaces the userinfo of any URL, known
+or not. ``redact_url`` shows a URL without its userinfo.
 ``install_log_redaction`` scrubs every log record of the process as it is made (httpx's and
 openai's own INFO and DEBUG lines included): a record factory, so that no handler or child
 logger is missed.
@@ -11,13 +13,22 @@ logger is missed.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
+from urllib.parse import quote, quote_plus
 
 import httpx
 
-__all__ = ["install_log_redaction", "redact_url", "register_secret", "register_url_secrets", "scrub"]
+__all__ = [
+    "install_log_redaction",
+    "redact_url",
+    "register_secret",
+    "register_url_secrets",
+    "scrub",
+    "secret_forms",
+]
 
 MASK = "***"
 # Shorter values are not secrets worth a pattern ("", "x", a port).
@@ -27,7 +38,27 @@ MIN_FRAGMENT_CHARS = 6
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"]+@")
 _lock = threading.Lock()
 _secrets: set[str] = set()
+_forms: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every way a text may show ``secret``: as is and stripped; escaped as ``repr`` shows it in a
+    str or in bytes (an ``Illegal header value b'Bearer ...\\n'`` error), as JSON writes it (either
+    ASCII or not) and as a URL carries it (``%XX``, ``+`` for space). Forms shorter than
+    ``MIN_SECRET_CHARS`` are left out."""
+    forms = set()
+    for text in (secret, secret.strip()):
+        forms |= {
+            text,
+            repr(text)[1:-1],
+            repr(text.encode("utf-8", "surrogatepass"))[2:-1],
+            json.dumps(text)[1:-1],
+            json.dumps(text, ensure_ascii=False)[1:-1],
+            quote(text, safe="", errors="surrogatepass"),
+            quote_plus(text, safe="", errors="surrogatepass"),
+        }
+    return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
 
 
 def _edge_pieces(secret: str) -> tuple[list[str], list[str]]:
@@ -54,7 +85,8 @@ def _compile(secrets: set[str]) -> re.Pattern[str]:
 
 
 def register_secret(secret: str | None) -> None:
-    """Scrub ``secret`` from every text from now on (values under ``MIN_SECRET_CHARS`` are ignored)."""
+    """Scrub ``secret``, in each of its ``secret_forms``, from every text from now on (values
+    under ``MIN_SECRET_CHARS`` are ignored)."""
     global _pattern
     if not secret or len(secret) < MIN_SECRET_CHARS:
         return
@@ -62,7 +94,8 @@ def register_secret(secret: str | None) -> None:
         if secret in _secrets:
             return
         _secrets.add(secret)
-        _pattern = _compile(_secrets)
+        _forms.update(secret_forms(secret))
+        _pattern = _compile(_forms)
     install_log_redaction()
 
 

@@ -17,7 +17,7 @@ from judge_vllm.profiles import JudgeProfile, ScoreRubric, load_profile
 from judge_vllm.redaction import redact_url, register_secret, register_url_secrets
 from judge_vllm.renamed_keys import rename_deprecated_keys
 
-__all__ = ["REQUEST_TIMEOUT_SHARE", "JudgeClientConfig", "check_judge_url"]
+__all__ = ["REQUEST_TIMEOUT_SHARE", "JudgeClientConfig", "check_judge_url", "clean_api_key"]
 
 # Default share of ``judge_timeout`` one HTTP attempt may take: a hung attempt leaves room for two more.
 REQUEST_TIMEOUT_SHARE = 1 / 3
@@ -32,6 +32,27 @@ def check_judge_url(value: str) -> str:
         raise ValueError("must start with http:// or https:// and name a host, e.g. http://localhost:8888")
     register_url_secrets(value)  # credentials in the URL never reach an output
     return value.strip().rstrip("/")
+
+
+def clean_api_key(value: Any, field: str = "api_key") -> Any:
+    """An API key as read (a config, YAML, an env var, a flag): the form given registered as a
+    secret, surrounding whitespace stripped (a key file's trailing newline, an env file's CR, a
+    pasted tab: each made requests fail with the key in the error), None when nothing is left.
+    ValueError naming ``field``, never the key, when a control character remains inside it.
+    Values that are not text are left to the field's own validation."""
+    raw = value.get_secret_value() if isinstance(value, SecretStr) else value
+    if not isinstance(raw, str):
+        return value
+    register_secret(raw)  # the form given never leaves either, even in a validation error's log
+    key = raw.strip()
+    if not key:
+        return None
+    if not key.isprintable():
+        raise ValueError(
+            f"{field} holds a control or non-printable character inside it, which no HTTP header "
+            "can carry: copy the key again (its value is not shown)"
+        )
+    return key
 
 
 def _redacted(value: Any) -> Any:
@@ -122,10 +143,15 @@ class JudgeClientConfig(BaseModel):
     def _renamed_keys(cls, data: Any) -> Any:
         return rename_deprecated_keys(data, cls.RENAMED_KEYS, cls.__name__)
 
-    @field_validator("api_key", "model", mode="before")
+    @field_validator("model", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _clean_key(cls, value: Any) -> Any:
+        return clean_api_key(value)
 
     @field_validator("judge_url")
     @classmethod

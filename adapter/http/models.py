@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 from adapter.pipeline.result import GroupComparison, RewardDict, Source
 from adapter.rubrics.criteria import MAX_CRITERIA, Criterion
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.settings import clean_api_key
 
 __all__ = [
     "DEFAULT_MAX_BATCH",
@@ -83,20 +84,16 @@ class ApiSettings(BaseModel):
 
     @field_validator("api_key", mode="before")
     @classmethod
-    def _empty_is_none(cls, value: object) -> object:
-        return None if value == "" else value
-
-    @field_validator("api_key")
-    @classmethod
-    def _sendable_key(cls, value: SecretStr | None) -> SecretStr | None:
-        key = "" if value is None else value.get_secret_value()
-        # the header token is stripped, and only printable text survives a client's header encoding
-        if key.strip() != key or not key.isprintable():
+    def _sendable_key(cls, value: object) -> object:
+        # Stripped (the header token is stripped too), only printable text inside (what survives a
+        # client's header encoding); an empty key would turn auth off without a word: refused.
+        key = clean_api_key(value)
+        if value is not None and key is None:
             raise ValueError(
-                "no client could send this key in an Authorization header: remove leading or "
-                "trailing whitespace and non-printable characters (controls, lone surrogates)"
+                "the API key is empty (or only whitespace), which would serve without auth: "
+                "give a key, or none at all to serve without auth on purpose"
             )
-        return value
+        return key
 
 
 class RubricCriterion(Criterion):

@@ -16,7 +16,7 @@ from adapter.http.auth import API_KEY_ENV
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.redaction import redact_url
 
-__all__ = ["api_config", "run_api", "serve"]
+__all__ = ["api_config", "api_key_given", "run_api", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +32,19 @@ def api_config(config: str | Path | None, judge_url: str | None) -> RewardConfig
         )
     except ValidationError as err:
         raise JudgeConfigError(f"--judge-url {judge_url!r}: {err.errors()[0]['msg']}") from None
+
+
+def api_key_given(flag: str | None, environment: str | None) -> str | None:
+    """The API's key: ``--api-key``, else ``JUDGE_API_KEY``, else None (no auth). One given but
+    empty is refused, naming where it came from: it would turn auth off without a word (an
+    unset variable in a compose file, a flag whose value was lost)."""
+    source, key = ("--api-key", flag) if flag is not None else (API_KEY_ENV, environment)
+    if key is not None and not key.strip():
+        raise JudgeConfigError(
+            f"{source} is given but empty, which would serve without auth: give a key, "
+            f"or leave out --api-key and unset {API_KEY_ENV} to serve without auth on purpose"
+        )
+    return key
 
 
 def serve(app: FastAPI, host: str, port: int) -> None:
@@ -50,7 +63,7 @@ def run_api(
     max_batch: int | None,
 ) -> None:
     """``judge-vllm api``: the key comes from the flag, else ``JUDGE_API_KEY``; None = default limit."""
-    key = api_key or os.environ.get(API_KEY_ENV) or None
+    key = api_key_given(api_key, os.environ.get(API_KEY_ENV))
     resolved = api_config(config, judge_url)
     app = create_app(resolved, api_key=key, max_body_bytes=max_body_bytes, max_batch=max_batch)
     logger.warning(

@@ -9,7 +9,9 @@ Two kinds, both off unless configured:
   mode. The reward is then the calibrated probability. A file fitted for another profile or
   mode (or another model, when the config names one) is refused when the reward system is
   built; a judge found serving another model at run time gets its rewards uncalibrated, each
-  saying why.
+  saying why. A file larger than ``MAX_CALIBRATION_FILE_BYTES``, or with a number that is not
+  finite (NaN or infinite slope, intercept or knot: JSON parsers accept them), is refused at load,
+  naming the file and the field.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from judge_vllm.errors import JudgeConfigError
 
 __all__ = [
     "ANY_ANSWER_TYPE",
+    "MAX_CALIBRATION_FILE_BYTES",
     "CalibrationCurve",
     "CalibrationFile",
     "ConfidenceCalibration",
@@ -34,6 +37,9 @@ __all__ = [
 ]
 
 ANY_ANSWER_TYPE = "*"
+# judge-eval writes a few kilobytes (a knot per isotonic block); more is not a calibration.
+MAX_CALIBRATION_FILE_BYTES = 1024 * 1024
+MAX_KNOTS = 10_000
 
 
 class ConfidenceCalibration(BaseModel):
@@ -72,9 +78,9 @@ class CalibrationCurve(BaseModel):
     method: Literal["isotonic", "platt"]
     rows: int = Field(ge=1)
     threshold: float | None = Field(ge=0.0, le=1.0)
-    knots: list[tuple[float, float]] = Field(default_factory=list)
-    slope: float | None = None
-    intercept: float | None = None
+    knots: list[tuple[float, float]] = Field(default_factory=list, max_length=MAX_KNOTS)
+    slope: float | None = Field(default=None, allow_inf_nan=False)
+    intercept: float | None = Field(default=None, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _complete(self) -> CalibrationCurve:
@@ -154,12 +160,21 @@ class CalibrationFile(BaseModel):
 
 
 def load_calibration_file(path: Path, model: str | None, profile: str, mode: str) -> CalibrationFile:
-    """Read and check a calibration file; ``JudgeConfigError`` when unreadable or fitted for
-    another judge (``model`` None: not known yet, checked on the first verdict)."""
+    """Read and check a calibration file; ``JudgeConfigError`` when unreadable, too large, not a
+    calibration (a non-finite number included) or fitted for another judge (``model`` None: not
+    known yet, checked on the first verdict)."""
     try:
-        calibration = CalibrationFile.model_validate_json(path.expanduser().read_bytes())
+        with path.expanduser().open("rb") as stream:
+            content = stream.read(MAX_CALIBRATION_FILE_BYTES + 1)
     except OSError as err:
         raise JudgeConfigError(f"calibration_file {str(path)!r}: cannot read it ({err.strerror})") from None
+    if len(content) > MAX_CALIBRATION_FILE_BYTES:
+        raise JudgeConfigError(
+            f"calibration_file {str(path)!r} is larger than {MAX_CALIBRATION_FILE_BYTES} bytes: "
+            "not a judge-eval calibration; fit one with judge-eval --calibrate"
+        )
+    try:
+        calibration = CalibrationFile.model_validate_json(content)
     except ValidationError as err:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in err.errors()[:3]

@@ -3,10 +3,19 @@
 Every ``RewardResult`` the reward system returns is made here: bad input (``invalid``), a
 verdict from the judge or the cache (``from_verdict``: the ``calibration_file`` curve, then the
 confidence shrink), and the rule's or the fallback's rewards (``finish``).
+
+``finish`` is also the one check every reward passes on its way out: None (source ``error``) or
+a finite number in [0, 1]. Anything else (a NaN from a broken curve or a user's backend, an
+out-of-range sum) never reaches the trainer: it becomes the fallback's unsure reward (source
+``rule_fallback``), or None (source ``error``) with ``fallback_to_rule: false``, reason
+``invalid_reward`` and ``error`` saying what the value was and where it came from.
 """
 
 from __future__ import annotations
 
+import itertools
+import logging
+import math
 import time
 from collections.abc import Callable
 
@@ -20,7 +29,18 @@ from adapter.pipeline.inputs import InvalidInput
 from adapter.pipeline.result import GroupComparison, RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
 
-__all__ = ["ResultDetails", "RewardOutcomes"]
+__all__ = ["INVALID_REWARD", "ResultDetails", "RewardOutcomes", "reward_problem"]
+
+logger = logging.getLogger(__name__)
+
+INVALID_REWARD = "invalid_reward"
+
+
+def reward_problem(reward: float | None) -> str | None:
+    """Why ``reward`` may not leave the system (None when it may: None, or finite in [0, 1])."""
+    if reward is None or (math.isfinite(reward) and 0.0 <= reward <= 1.0):
+        return None
+    return f"reward {reward!r} is not a finite number in [0, 1]"
 
 
 class ResultDetails(TypedDict, total=False):
@@ -51,6 +71,7 @@ class RewardOutcomes:
         self.metrics = metrics
         self.judgment_log = judgment_log
         self._model = model
+        self._invalid_rewards = itertools.count(1)
         self._calibration: CalibrationFile | None = (
             load_calibration_file(config.calibration_file, config.model, config.profile, config.mode)
             if config.calibration_file is not None
@@ -120,6 +141,9 @@ class RewardOutcomes:
         score: float | None = None,
         **extra: Unpack[ResultDetails],
     ) -> RewardResult:
+        problem = reward_problem(reward)
+        if problem is not None:
+            reward, source, explanation, extra = self._refused(problem, source, explanation, extra)
         latency_ms = (time.monotonic() - started) * 1000
         self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
         result = RewardResult(
@@ -132,3 +156,17 @@ class RewardOutcomes:
         )
         self.judgment_log.record(result, request, score)
         return result
+
+    def _refused(
+        self, problem: str, source: Source, explanation: str, extra: ResultDetails
+    ) -> tuple[float | None, Source, str, ResultDetails]:
+        """The defined outcome for a reward that may not leave: the unsure reward, or None."""
+        error = f"{problem} (from source {source}: {explanation})"
+        count = next(self._invalid_rewards)
+        if count == 1 or count % 1000 == 0:  # a bug upstream: said, but never once per reward
+            logger.warning("invalid reward #%d refused: %s", count, error)
+        details: ResultDetails = {**extra, "reason": INVALID_REWARD, "error": error}
+        if not self.config.fallback_to_rule:
+            return None, "error", error, details
+        explanation = f"rule fallback ({INVALID_REWARD}): {problem}: the unsure reward"
+        return self.config.rules.unsure_reward, "rule_fallback", explanation, details

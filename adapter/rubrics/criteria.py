@@ -4,7 +4,9 @@ A rubric is a list whose entries are plain strings or ``{criterion, weight (defa
 (default false)}``. ``score_rubric`` takes each criterion's P(yes) (the judge's probability in
 fast mode, 1.0 / 0.0 for a sampled yes / no; None when the criterion could not be judged) and
 gives the weighted mean over the judged criteria, 0 when any judged veto criterion is "no"
-(P(yes) < 0.5), and None when no criterion was judged (the caller falls back, with the reason).
+(P(yes) < 0.5), and None when no criterion was judged or when a veto criterion was not judged
+and no other veto said "no" (``unjudged_vetoes``): the other criteria cannot prove that a veto
+would have passed, so such an item is unsure, never paid (the caller falls back, with the reason).
 """
 
 from __future__ import annotations
@@ -15,11 +17,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge_vllm.errors import JudgeInputError
 
-__all__ = ["MAX_CRITERIA", "Criterion", "CriterionScore", "RubricScore", "parse_rubric", "score_rubric"]
+__all__ = [
+    "MAX_CRITERIA",
+    "VETO_NOT_JUDGED",
+    "Criterion",
+    "CriterionScore",
+    "RubricScore",
+    "parse_rubric",
+    "score_rubric",
+]
 
 MAX_CRITERIA = 64
 MAX_CRITERION_CHARS = 2000
 VETO_BELOW = 0.5
+VETO_NOT_JUDGED = "veto_not_judged"  # the reason a rubric item is unsure when a veto went unanswered
 
 
 class Criterion(BaseModel):
@@ -44,7 +55,8 @@ class CriterionScore(BaseModel):
 
 
 class RubricScore(BaseModel):
-    """The rubric's reward (None when no criterion was judged) and each criterion's score."""
+    """The rubric's reward (None when no criterion, or not every veto criterion, was judged) and
+    each criterion's score; ``unjudged_vetoes`` the veto criteria the judge did not answer."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -52,6 +64,7 @@ class RubricScore(BaseModel):
     criteria: list[CriterionScore]
     vetoed_by: list[str]
     explanation: str
+    unjudged_vetoes: list[str] = []
 
 
 def parse_rubric(rubric: object, field: str = "rubric") -> list[Criterion]:
@@ -99,6 +112,15 @@ def score_rubric(criteria: Sequence[Criterion], p_yes: Sequence[float | None]) -
             criteria=scored,
             vetoed_by=vetoed_by,
             explanation=f"vetoed by {len(vetoed_by)} criterion(s): {vetoed_by[0]!r}{note}",
+        )
+    unjudged_vetoes = [s.criterion for s in scored if s.veto and s.p_yes is None]
+    if unjudged_vetoes:
+        return RubricScore(
+            reward=None,
+            criteria=scored,
+            vetoed_by=[],
+            unjudged_vetoes=unjudged_vetoes,
+            explanation=f"veto criterion {unjudged_vetoes[0]!r} was not judged{note}",
         )
     return RubricScore(
         reward=mean,

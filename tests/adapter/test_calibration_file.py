@@ -1,11 +1,17 @@
 """``calibration_file``: judge-eval's fitted curves turn the judge's score into the reward."""
 
 import json
+import math
 
 import pytest
 
 from adapter import JudgeRewardSystem
-from adapter.pipeline.calibration import CalibrationCurve, CalibrationFile, load_calibration_file
+from adapter.pipeline.calibration import (
+    MAX_CALIBRATION_FILE_BYTES,
+    CalibrationCurve,
+    CalibrationFile,
+    load_calibration_file,
+)
 from judge_vllm.errors import JudgeConfigError
 
 STEP = CalibrationCurve(method="isotonic", rows=40, threshold=0.5, knots=[(0.2, 0.1), (0.8, 0.7)])
@@ -74,6 +80,26 @@ def test_an_unreadable_calibration_file_is_a_config_error(tmp_path, content, mes
         path.write_text(content)
     with pytest.raises(JudgeConfigError, match=message):
         load_calibration_file(path, None, "rubric", "fast")
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("field", ["slope", "intercept"])
+def test_a_platt_curve_with_a_number_that_is_not_finite_is_refused_naming_file_and_field(tmp_path, field, value):
+    curve = {"method": "platt", "rows": 40, "threshold": 0.5, "slope": 1.0, "intercept": 0.0, field: value}
+    content = {"model": None, "profile": "rubric", "mode": "fast", "curves": {"*": curve}}
+    path = tmp_path / "calib.json"
+    path.write_text(json.dumps(content))  # json writes NaN / Infinity, which JSON parsers accept
+    with pytest.raises(JudgeConfigError) as caught:
+        load_calibration_file(path, None, "rubric", "fast")
+    assert str(path) in str(caught.value) and f"curves.*.{field}" in str(caught.value)
+
+
+def test_a_calibration_file_larger_than_the_bound_is_refused_unparsed(tmp_path):
+    path, _ = _file(tmp_path)
+    with path.open("a") as stream:
+        stream.write(" " * MAX_CALIBRATION_FILE_BYTES)  # still valid JSON, but no calibration is this large
+    with pytest.raises(JudgeConfigError, match=f"larger than {MAX_CALIBRATION_FILE_BYTES} bytes"):
+        load_calibration_file(path, "fake-judge", "rubric", "fast")
 
 
 def _system(fake_judge, tmp_path, calibration_path, **extra):

@@ -6,7 +6,8 @@ The fake says Yes to a criterion whose text appears in the response, No otherwis
 import pytest
 
 from adapter import JudgeRewardSystem
-from judge_vllm.errors import JudgeUnavailableError
+from judge_vllm.errors import JudgeTimeoutError, JudgeUnavailableError
+from judge_vllm.schemas import JudgeRequest
 from judge_vllm.testing.fake_backend import FakeBackend
 
 RESPONSE = "Drink water, rest, and see a doctor if the fever lasts."
@@ -67,6 +68,30 @@ def test_a_judge_that_cannot_judge_any_criterion_falls_back_with_the_reason(tmp_
         result = rs.reward("Fever?", RESPONSE, rubric=["rest"])
     assert (result["reward"], result["source"]) == expected
     assert "no rubric criterion could be judged" in result["error"]
+
+
+class _FailsOneCriterion(FakeBackend):
+    """The fake judge, but the criterion ``failing`` gets ``error`` instead of a verdict."""
+
+    def __init__(self, failing: str, error: JudgeTimeoutError) -> None:
+        super().__init__()
+        self.failing, self.error = failing, error
+
+    def _judge(self, request: JudgeRequest):
+        return self.error if request.answer == self.failing else super()._judge(request)
+
+
+@pytest.mark.parametrize(
+    ("fallback", "expected"), [(True, (0.25, "rule_fallback")), (False, (None, "error"))], ids=["fallback", "no-fallback"]
+)
+def test_a_veto_criterion_the_judge_did_not_answer_makes_the_item_unsure_never_paid(tmp_path, fallback, expected):
+    veto = "never recommends antibiotics"
+    backend = _FailsOneCriterion(veto, JudgeTimeoutError("criterion timed out"))
+    rubric = ["Drink water", "rest", {"criterion": veto, "veto": True}]
+    with _system(tmp_path, backend, fallback_to_rule=fallback, rules={"unsure_reward": 0.25}) as rs:
+        result = rs.reward("Fever?", RESPONSE, rubric=rubric)
+    assert (result["reward"], result["source"], result["reason"]) == (*expected, "veto_not_judged")
+    assert f"veto criterion {veto!r} was not judged" in result["error"] and "criterion timed out" in result["error"]
 
 
 def test_a_spoofing_response_meets_no_criterion(tmp_path):

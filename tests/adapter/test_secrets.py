@@ -163,3 +163,35 @@ def test_the_second_judges_key_and_url_credentials_never_leave(tmp_path, caplog)
         seen += str(rs.reward("Q?", "The answer is 42", "42")) + str(rs.get_metrics())
     seen += caplog.text
     assert key not in seen and password not in seen and "escalate_to" in seen
+
+
+@pytest.mark.parametrize("tail", ["\n", "\t", "\r", "\r\n"], ids=["newline", "tab", "cr", "crlf"])
+def test_a_key_with_trailing_whitespace_is_stripped_and_works_without_showing(tmp_path, caplog, tail):
+    cache_dir = tmp_path / "cache"
+    with FakeJudgeServer(api_key=SECRET) as server:
+        config = {"judge_url": server.url, "api_key": SECRET + tail, "cache_dir": str(cache_dir), "max_retries": 0}
+        with caplog.at_level(logging.WARNING), JudgeRewardSystem(config) as rs:
+            results = [rs.reward("q", "The answer is 1", "1")]
+            text = _everything_visible(rs, results, caplog, cache_dir)
+    assert (results[0]["source"], results[0]["error"]) == ("judge", None)
+    assert rs.config.api_key is not None and rs.config.api_key.get_secret_value() == SECRET
+    assert SECRET[:12] not in text
+
+
+def test_a_key_from_the_environment_is_stripped(monkeypatch):
+    from adapter.config import RewardConfig
+
+    monkeypatch.setenv("JUDGE_MODEL_API_KEY", f"  {SECRET}\r\n")
+    config = RewardConfig.from_any({})
+    assert config.api_key is not None and config.api_key.get_secret_value() == SECRET
+
+
+@pytest.mark.parametrize("inside", ["\x00", "\n", "\x1b"], ids=["nul", "newline", "escape"])
+def test_a_key_with_a_control_character_inside_is_refused_without_showing_it(inside):
+    from adapter.config import RewardConfig
+    from judge_vllm.errors import JudgeConfigError
+
+    key = f"sk-inner{inside}control-0123456789"
+    with pytest.raises(JudgeConfigError, match="api_key holds a control or non-printable character") as caught:
+        RewardConfig.from_any({"api_key": key})
+    assert "sk-inner" not in str(caught.value)

@@ -7,7 +7,13 @@ import pytest
 
 from adapter.pipeline.calibration import CalibrationFile
 from eval import calibration_fit
-from eval.calibration_fit import MIN_ROWS_PER_TYPE, CalibrationError, fit_calibration, fit_curve
+from eval.calibration_fit import (
+    MIN_ROWS_PER_LABEL,
+    MIN_ROWS_PER_TYPE,
+    CalibrationError,
+    fit_calibration,
+    fit_curve,
+)
 from eval.cli import main
 from eval.scoring import ScoredRow
 
@@ -48,7 +54,7 @@ def test_cross_validation_scores_only_rows_the_curve_was_not_fitted_on(monkeypat
     monkeypatch.setattr(
         calibration_fit, "_curves", lambda s, *a: fitted_on.append(set(s)) or real_curves(s, *a)
     )
-    monkeypatch.setattr(calibration_fit, "_held_out", lambda p, y: scored.append(p) or real_held_out(p, y))
+    monkeypatch.setattr(calibration_fit, "_held_out", lambda p, *a: scored.append(p) or real_held_out(p, *a))
     fit = calibration_fit.fit_calibration(rows, "m", "rubric", "fast", folds=5, seed=0)
     everything = {r.judge_score for r in rows}
     assert len(fitted_on) == 6 and fitted_on[-1] == everything  # 5 folds, then the file on every row
@@ -64,6 +70,74 @@ def test_answer_types_with_enough_rows_of_both_labels_get_their_own_curve():
     rows = [_row(i, 0.9, float(i % 2), "NUMBER") for i in range(MIN_ROWS_PER_TYPE)]
     rows += [_row(100 + i, 0.9, float(i % 2), "TEXT") for i in range(MIN_ROWS_PER_TYPE - 1)]
     assert set(fit_calibration(rows, None, "rubric", "fast").calibration.curves) == {"*", "NUMBER"}
+
+
+@pytest.mark.parametrize("rows_per_type", [37, 44, 52])
+def test_answer_types_with_a_small_sample_take_the_global_curve(rows_per_type):
+    rows = [_row(i, (i % 10) / 10, float(i % 3 != 0), "NUMBER") for i in range(rows_per_type)]
+    rows += [_row(100 + i, (i % 10) / 10, float(i % 2), "TEXT") for i in range(MIN_ROWS_PER_TYPE)]
+    rows += [_row(300 + i, (i % 10) / 10, float(i % 10 != 0), "EXPR") for i in range(MIN_ROWS_PER_TYPE)]
+    assert MIN_ROWS_PER_TYPE // 10 < MIN_ROWS_PER_LABEL  # EXPR: enough rows, too few wrong answers
+    assert set(fit_calibration(rows, None, "rubric", "fast").calibration.curves) == {"*", "TEXT"}
+
+
+def _small_sample(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A strict judge on a small sample: its wrong answers score low, its right ones anywhere above 0.2."""
+    rng = np.random.default_rng(seed)
+    labels = (rng.random(n) < 0.7).astype(float)
+    return np.where(labels == 1, rng.uniform(0.2, 1.0, n), rng.beta(1.2, 5, n)), labels
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_isotonic_curve_is_continuous_and_never_steps_to_one_at_the_lowest_right_answer(seed):
+    scores, labels = _small_sample(40, seed)
+    curve = fit_curve(scores, labels, "isotonic")
+    lowest_right = float(scores[labels == 1].min())
+    assert curve.probability(lowest_right) < 0.9  # a step curve put it at the top block's value
+    grid = np.linspace(0, 1, 201)
+    values = np.array([curve.probability(float(x)) for x in grid])
+    assert np.all(np.diff(values) >= 0) and np.max(np.diff(values)) < 0.2  # monotone, no cliff
+
+
+def test_the_lowest_right_answers_are_not_paid_in_full_by_a_step():
+    """The issue's curve: every row above the lowest right answer was right, so a step curve
+    mapped the judge's 0.22 and 0.37 to 1.00; the centred curve rises to it along a line."""
+    wrong = [0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.18, 0.2]
+    right = [0.22, 0.37, 0.55, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
+    curve = fit_curve(np.array(wrong + right), np.array([0.0] * len(wrong) + [1.0] * len(right)), "isotonic")
+    assert curve.probability(0.22) < 0.5 and curve.probability(0.37) < 0.5 < curve.probability(0.55)
+    assert curve.probability(0.95) == 1.0 and curve.probability(0.02) == 0.0
+
+
+def _strict_judge_rows(seed: int, sizes=(37, 44, 52, 48)):
+    """The issue's data: per-type samples of 37-52 rows from a strict judge whose low scores are
+    often right; calibrating it pays the wrong answers among them."""
+    rows = []
+    for k, n in enumerate(sizes):
+        scores, labels = _small_sample(n, seed * 10 + k)
+        rows += [_row(len(rows), float(s), float(y), f"T{k}") for s, y in zip(scores, labels, strict=True)]
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_calibration_that_raises_the_held_out_false_positive_rate_is_not_recommended(seed):
+    fit = fit_calibration(_strict_judge_rows(seed), None, "rubric", "fast")
+    assert fit.after.false_positive_rate > fit.before.false_positive_rate_ci.high
+    assert fit.caution is not None and fit.caution.startswith(
+        f"its cross-validated false-positive rate rises from {fit.before.false_positive_rate:.2f} (95% CI"
+    )
+    assert fit.lines()[-1].startswith("Not recommended: ") and fit.calibration.cross_validation["recommended"] == 0
+
+
+def test_a_calibration_that_lowers_the_false_positive_rate_is_recommended():
+    rng = np.random.default_rng(4)
+    labels = (rng.random(200) < 0.5).astype(float)
+    scores = np.clip(np.where(labels == 1, 0.8, 0.6) + rng.normal(0, 0.08, 200), 0, 1)  # lenient: pays all
+    rows = [_row(i, float(s), float(y)) for i, (s, y) in enumerate(zip(scores, labels, strict=True))]
+    fit = fit_calibration(rows, None, "rubric", "fast")
+    assert fit.after.false_positive_rate < fit.before.false_positive_rate
+    assert fit.caution is None and fit.lines()[-1].startswith("Recommended")
+    assert fit.calibration.cross_validation["recommended"] == 1
 
 
 @pytest.mark.parametrize(
@@ -149,3 +223,23 @@ def test_calibrate_on_too_few_rows_is_exit_2_after_writing_the_report(
     assert main([*argv, "--calibrate", str(tmp_path / "calib.json")]) == 2
     assert "calibration needs at least 10" in capsys.readouterr().err
     assert (tmp_path / "o" / "report.md").exists() and not (tmp_path / "calib.json").exists()
+
+
+def test_calibrate_says_why_it_does_not_recommend_a_curve_that_pays_rejected_wrong_answers(
+    tmp_path, write_jsonl, write_config, fake_judge, capsys
+):
+    # The fake judge pays a completion that quotes the reference: right answers in words score 0,
+    # and so do the few wrong ones; a curve that pays score 0 pays those wrong answers too.
+    shown = [("It is a number I will not write", 1)] * 16 + [("no idea", 0)] * 4 + [("It is {i}", 1)] * 20
+    rows = [
+        {"id": f"r{i}", "prompt": f"What is {i}?", "completion": text.format(i=i), "answer": str(i), "label": label}
+        for i, (text, label) in enumerate(shown)
+    ]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache")
+    argv = ["--data", str(data), "--no-progress", "--config", str(config), "--out", str(tmp_path / "o")]
+    assert main([*argv, "--calibrate", str(tmp_path / "calib.json")]) == 0
+    err = capsys.readouterr().err
+    assert "written, but not recommended: its cross-validated false-positive rate rises from 0.00" in err
+    assert "set calibration_file" not in err
+    assert "Not recommended: " in (tmp_path / "o" / "report.md").read_text()

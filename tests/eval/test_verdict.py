@@ -99,6 +99,26 @@ def test_a_good_judge_beats_a_bad_rule_and_says_how_much_was_judged():
     assert lines[-1].startswith("75% of rows were judged (60 of 80)")
 
 
+@pytest.mark.parametrize(
+    ("inverted", "first_line"),
+    [
+        (True, "The judge ranks worse than chance on the 80 rows it decided (AUROC 0."),
+        (False, "The judge ranks better than chance on the 80 rows it decided (AUROC 0."),
+    ],
+    ids=["interval-below-half", "interval-above-half"],
+)
+def test_an_auroc_interval_wholly_on_one_side_of_half_is_said_for_that_side(inverted, first_line):
+    rng = np.random.default_rng(5)
+    labels = np.array([i % 2 for i in range(80)], dtype=float)
+    signal = np.clip(0.5 + 0.25 * (labels - 0.5) + rng.normal(0, 0.2, 80), 0, 1)  # AUROC near 0.8
+    judge = 1 - signal if inverted else signal
+    lines = assess(_rows(labels, labels, judge), judge_coverage(["judge"] * 80)).lines
+    stats = scorer_stats("judge", _rows(labels, labels, judge), "judge", 0)
+    assert stats.auroc_ci is not None and (stats.auroc_ci.high < 0.5 if inverted else stats.auroc_ci.low > 0.5)
+    assert lines[0].startswith(first_line)
+    assert ("inverted" in lines[0]) is inverted
+
+
 def test_a_judge_no_better_than_the_majority_label_is_told_so():
     labels = [1.0] * 9 + [0.0]
     rows = _rows(labels, labels, [1.0] * 5 + [0.0] * 5)

@@ -10,6 +10,7 @@ from pydantic import SecretStr
 
 from adapter.http import create_app
 from adapter.http.auth import bearer_token_ok
+from adapter.http.run import api_key_given
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.testing.asgi_server import ApiServer
 
@@ -39,11 +40,43 @@ def test_bearer_token_ok_compares_the_raw_header_to_the_utf8_key(key, header, ok
     assert bearer_token_ok(header, SecretStr(key)) is ok
 
 
-@pytest.mark.parametrize("key", [" padded", "padded ", "new\nline", "nul\x00", "tab\tinside", "lone-\ud800"])
+@pytest.mark.parametrize("key", ["new\nline", "nul\x00", "tab\tinside", "lone-\ud800"])
 def test_a_key_no_client_could_send_is_a_config_error(key):
     with pytest.raises(JudgeConfigError, match="api_key") as caught:
         create_app({}, api_key=key)
     assert key not in str(caught.value)
+
+
+@pytest.mark.parametrize("key", ["", " ", "\n", "\r\n\t"], ids=["empty", "space", "newline", "whitespace"])
+def test_an_empty_key_is_refused_never_auth_off(key):
+    with pytest.raises(JudgeConfigError, match=r"the API key is empty .* which would serve without auth"):
+        create_app({}, api_key=key)
+
+
+@pytest.mark.parametrize(
+    ("flag", "environment", "where"),
+    [("", "set-but-not-used", "--api-key"), (None, "", "JUDGE_API_KEY"), (None, " \n", "JUDGE_API_KEY")],
+    ids=["empty-flag", "empty-variable", "whitespace-variable"],
+)
+def test_judge_vllm_api_refuses_an_empty_key_naming_where_it_came_from(flag, environment, where):
+    with pytest.raises(JudgeConfigError, match=f"{where} is given but empty, which would serve without auth"):
+        api_key_given(flag, environment)
+
+
+def test_judge_vllm_api_takes_the_flag_then_the_variable_then_no_auth():
+    assert [api_key_given("flag-key", "env-key"), api_key_given(None, "env-key"), api_key_given(None, None)] == [
+        "flag-key",
+        "env-key",
+        None,
+    ]
+
+
+@pytest.mark.parametrize("padding", [" ", "\n", "\r\n", "\t"], ids=["space", "newline", "crlf", "tab"])
+def test_a_key_read_with_surrounding_whitespace_is_stripped(fake_judge, reward_config, padding):
+    with ApiServer(create_app(reward_config(fake_judge.url), api_key=f"{padding}{KEY}{padding}")) as server:
+        right = httpx.post(f"{server.url}/judge", json=ITEM, headers={"Authorization": f"Bearer {KEY}"})
+        unkeyed = httpx.post(f"{server.url}/judge", json=ITEM)
+    assert (right.status_code, unkeyed.status_code) == (200, 401)
 
 
 def test_a_non_ascii_key_sent_as_utf8_is_accepted(fake_judge, reward_config):

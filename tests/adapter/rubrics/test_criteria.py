@@ -34,9 +34,21 @@ def test_a_veto_criterion_judged_no_makes_the_reward_zero(veto_p_yes):
 
 
 def test_criteria_not_judged_are_left_out_and_said():
-    result = score_rubric(parse_rubric(RUBRIC), [None, 1.0, None])
-    assert result.reward == 1.0 and "2 of 3 criteria not judged" in result.explanation
+    result = score_rubric(parse_rubric(RUBRIC), [None, 1.0, 0.8])
+    assert result.reward == pytest.approx(0.9) and "1 of 3 criteria not judged" in result.explanation
     assert score_rubric(parse_rubric(RUBRIC), [None, None, None]).reward is None
+
+
+def test_a_veto_criterion_not_judged_makes_the_item_unsure_not_paid():
+    result = score_rubric(parse_rubric(RUBRIC), [1.0, 1.0, None])
+    assert result.reward is None and result.unjudged_vetoes == ["Recommends no dangerous dose"]
+    assert result.explanation == "veto criterion 'Recommends no dangerous dose' was not judged; 1 of 3 criteria not judged"
+
+
+def test_a_veto_judged_no_still_zeroes_the_reward_when_another_veto_was_not_judged():
+    rubric = [*RUBRIC, {"criterion": "Cites a source", "veto": True}]
+    result = score_rubric(parse_rubric(rubric), [1.0, 1.0, None, 0.0])
+    assert (result.reward, result.vetoed_by) == (0.0, ["Cites a source"])
 
 
 @pytest.mark.parametrize(
