@@ -186,8 +186,9 @@ class BaseJudgeReward:
     def reward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score the completions of one prompt together, as ``group:`` in the config says
         (pairwise, listwise, or pointwise when unset): one reward per item, in order, each with
-        the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``."""
-        members = group_requests(items)
+        the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``.
+        ``JudgeInputError`` for members of several prompts, or more than ``group.max_members``."""
+        members = self._group_members(items)
         return [r.to_dict() for r in self._loop.run(self._score_group(members, time.monotonic()))]
 
     def probe_canaries(self) -> float | None:
@@ -258,7 +259,7 @@ class BaseJudgeReward:
 
     async def areward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_group``, callable from any event loop."""
-        members = group_requests(items)
+        members = self._group_members(items)
         results = await self._on_loop(self._score_group(members, time.monotonic()))
         return [r.to_dict() for r in results]
 
@@ -460,6 +461,14 @@ class BaseJudgeReward:
             return self._rubric_judge
 
     # -- groups ----------------------------------------------------------------------------
+
+    def _group_members(self, items: Iterable[RewardItem]) -> list[JudgeRequest | InvalidInput]:
+        """The members of one group, or ``JudgeInputError``: several prompts, or too many to compare."""
+        members = group_requests(items)
+        refused = self.config.group.too_large(len(members)) if self.config.group else None
+        if refused:
+            raise JudgeInputError(refused)
+        return members
 
     async def _score_group(
         self, members: list[JudgeRequest | InvalidInput], started: float

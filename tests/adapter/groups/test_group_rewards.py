@@ -220,6 +220,27 @@ def test_under_the_cascade_a_group_the_rule_decides_nothing_of_is_still_compared
     assert len(backend.comparisons) == 6
 
 
+def test_a_large_group_asks_at_most_its_budget_of_comparisons_and_compares_every_member(tmp_path):
+    """Issue 33: all_pairs (the default) asked n(n-1): 9,900 comparisons for 100 members."""
+    backend = prefers_marked()
+    completions = [f"slogan {k} " + "+" * (k % 7) for k in range(100)]
+    with _system(tmp_path, backend, mode="pairwise", max_comparisons=256) as rs:
+        results = rs.reward_group(_items(*completions))
+    assert 200 <= len(backend.comparisons) <= 256
+    assert all(r["source"] == "judge" and r["comparisons"] for r in results)
+    assert results[6]["reward"] > results[0]["reward"]  # still ordered by what the judge prefers
+
+
+def test_a_group_over_max_members_is_refused_with_the_key_to_raise(tmp_path):
+    backend = position_biased()
+    with (
+        _system(tmp_path, backend, mode="pairwise", max_members=4, max_comparisons=8) as rs,
+        pytest.raises(JudgeInputError, match=r"group of 5 completions is more than group.max_members \(4\)"),
+    ):
+        rs.reward_group(_items(*GROUP, "One more."))
+    assert backend.requests == []
+
+
 def test_a_group_of_one_is_judged_on_its_own(tmp_path):
     from judge_vllm.testing.fake_backend import FakeBackend
 
