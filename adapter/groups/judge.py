@@ -18,16 +18,9 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from adapter.config import RewardConfig
+from adapter.groups import schedules
 from adapter.groups.preferences import Comparison, bradley_terry, listwise_scores, pair_preferences, win_rates
-from adapter.groups.schedules import (
-    REFERENCE,
-    Pair,
-    all_pairs,
-    anchored,
-    cyclic_shifts,
-    round_robin,
-    within_budget,
-)
+from adapter.groups.schedules import REFERENCE, Pair
 from adapter.groups.settings import GroupSettings
 from adapter.pipeline.inputs import RewardItem
 from adapter.pipeline.result import GroupComparison, RewardDict
@@ -124,7 +117,7 @@ class GroupJudge:
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
                 raise ValueError(f"listwise ranks at most {MAX_LISTWISE} responses, the group has {n}")
-            orders = cyclic_shifts(n, min(self.settings.permutations or n, n))
+            orders = schedules.cyclic_shifts(n, min(self.settings.permutations or n, n))
         else:
             orders = [list(pair) for pair in self._pairs(n, reference)]
         with_reference = any(REFERENCE in order for order in orders)
@@ -162,13 +155,13 @@ class GroupJudge:
         """The schedule's pairs, within the group's budget of comparisons."""
         settings = self.settings
         if settings.schedule == "round_robin":
-            pairs = round_robin(n, settings.opponents) if n > 1 else []
+            pairs = schedules.round_robin(n, settings.opponents) if n > 1 else []
         elif settings.schedule == "anchor":
             anchor = REFERENCE if settings.anchor == "reference" and reference.strip() else 0
-            pairs = anchored(n, anchor) if n > 0 else []
+            pairs = schedules.anchored(n, anchor) if n > 0 else []
         else:
-            pairs = all_pairs(n)
-        budgeted = within_budget(n, pairs, settings.max_comparisons)
+            pairs = schedules.all_pairs(n)
+        budgeted = schedules.within_budget(n, pairs, settings.max_comparisons)
         if len(budgeted) < len(pairs):
             logger.debug(
                 "a group of %d: %s would ask %d comparisons, more than max_comparisons %d: round_robin asks %d",
