@@ -82,6 +82,8 @@ T = TypeVar("T")
 # Time kept for the rule fallback out of ``timeout`` beyond its symbolic bound (symbolic_timeout).
 FALLBACK_MARGIN_S = 0.25
 CASCADE_RULE_SHARE = 0.5
+# The reason of a reward the cascade's rule decided (docs/groups.md: it sets a group's scale).
+CASCADE_REASON = "cascade"
 # Extra seconds the sync facade waits for the loop thread before answering from its own thread.
 FACADE_GRACE_S = 1.0
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
@@ -185,8 +187,9 @@ class BaseJudgeReward:
     def reward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score the completions of one prompt together, as ``group:`` in the config says
         (pairwise, listwise, or pointwise when unset): one reward per item, in order, each with
-        the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``."""
-        members = group_requests(items)
+        the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``.
+        ``JudgeInputError`` for members of several prompts, or more than ``group.max_members``."""
+        members = self._group_members(items)
         return [r.to_dict() for r in self._loop.run(self._score_group(members, time.monotonic()))]
 
     def probe_canaries(self) -> float | None:
@@ -257,7 +260,7 @@ class BaseJudgeReward:
 
     async def areward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_group``, callable from any event loop."""
-        members = group_requests(items)
+        members = self._group_members(items)
         results = await self._on_loop(self._score_group(members, time.monotonic()))
         return [r.to_dict() for r in results]
 
@@ -314,7 +317,7 @@ class BaseJudgeReward:
         if decision.decided:
             explanation = f"decided by rule ({verdict.reason}): {verdict.explanation}"
             return self._outcomes.finish(
-                request, started, verdict.reward, "rule", explanation, reason="cascade"
+                request, started, verdict.reward, "rule", explanation, reason=CASCADE_REASON
             )
         if self._profile.judge_input == "final_answer" and verdict.extracted:
             return request.model_copy(update={"final_answer": verdict.extracted})
@@ -466,6 +469,14 @@ class BaseJudgeReward:
 
     # -- groups ----------------------------------------------------------------------------
 
+    def _group_members(self, items: Iterable[RewardItem]) -> list[JudgeRequest | InvalidInput]:
+        """The members of one group, or ``JudgeInputError``: several prompts, or too many to compare."""
+        members = group_requests(items)
+        refused = self.config.group.too_large(len(members)) if self.config.group else None
+        if refused:
+            raise JudgeInputError(refused)
+        return members
+
     async def _score_group(
         self, members: list[JudgeRequest | InvalidInput], started: float
     ) -> list[RewardResult]:
@@ -486,6 +497,19 @@ class BaseJudgeReward:
         )
         results: list[RewardResult | None] = [r if isinstance(r, RewardResult) else None for r in ruled]
         compared = [k for k, r in enumerate(ruled) if isinstance(r, JudgeRequest)]
+        if any(isinstance(r, RewardResult) and r.reason == CASCADE_REASON for r in ruled):
+            # The rule decided members 1 or 0: the others are judged alone, on that same absolute
+            # scale. Ranked among themselves, three hedges would each earn 0.5 next to a plain 0.
+            alone = await asyncio.gather(
+                *(
+                    self._judged_alone(built, graded_member, started)
+                    for built, graded_member in zip(members, ruled, strict=True)
+                    if isinstance(built, JudgeRequest) and isinstance(graded_member, JudgeRequest)
+                )
+            )
+            for k, result in zip(compared, alone, strict=True):
+                results[k] = result
+            return [r for r in results if r is not None]
         too_many = settings.mode == "listwise" and len(compared) > MAX_LISTWISE
         if len(compared) < 2 or too_many:  # nothing to compare with, or too many to rank: judged alone
             if too_many:
@@ -524,6 +548,16 @@ class BaseJudgeReward:
         if self.config.strategy == "cascade" and not settings.compare_decided:
             return self._cascaded(graded, started)
         return graded
+
+    async def _judged_alone(self, built: JudgeRequest, member: JudgeRequest, started: float) -> RewardResult:
+        """A member the cascade's rule was unsure of, in a group where it decided others: judged on
+        its own by this judge, as ``reward`` would judge it (its pre-checks and rule already ran;
+        ``member`` holds the rule's extracted answer for profiles that show the judge only that)."""
+        graded = graded_request(built, self.config, self._profile, member.final_answer)
+        if isinstance(graded, PrecheckVerdict):
+            return self._decided(built, started, graded)
+        early, key = self._cached(graded, started)
+        return early if early is not None else await self._judged(graded, started, key)
 
     async def _group_member_reward(
         self, request: JudgeRequest, started: float, scored: GroupScores, slot: int, settings: GroupSettings

@@ -36,7 +36,7 @@ from judge_vllm import launcher
 from judge_vllm.client import JudgeClient
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["END", "START", "long_batch", "long_rows", "section"]
+__all__ = ["END", "START", "fake_judge_process", "long_batch", "long_rows", "section"]
 
 START = "<!-- judge-bench --long-batch: start -->"
 END = "<!-- judge-bench --long-batch: end -->"
@@ -84,13 +84,13 @@ def long_rows(n: int, kb: float, seed: int = 0) -> list[dict[str, str]]:
 
 
 @contextmanager
-def fake_judge_process() -> Iterator[str]:
-    """The fake judge in its own process (default plan); yields its URL."""
+def fake_judge_process(plan: str = "{}") -> Iterator[str]:
+    """The fake judge in its own process (``plan``: a ``FaultPlan`` as JSON); yields its URL."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
     process = subprocess.Popen(
-        [sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(port)],
+        [sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(port), "--plan", plan],
         stdout=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"

@@ -1,5 +1,5 @@
 """Group rewards (issue: group and rubric judging): the completions of one prompt judged
-together. ``schedules``: which comparisons to ask; ``preferences``: from comparisons in both
+together. ``schedules``: which comparisons to ask (within a budget); ``preferences``: from comparisons in both
 orders to scores in [0, 1] (win rates, Bradley-Terry, listwise mean rank)."""
 
 from adapter.groups.preferences import (
@@ -9,7 +9,15 @@ from adapter.groups.preferences import (
     pair_preferences,
     win_rates,
 )
-from adapter.groups.schedules import REFERENCE, Pair, all_pairs, anchored, cyclic_shifts, round_robin
+from adapter.groups.schedules import (
+    REFERENCE,
+    Pair,
+    all_pairs,
+    anchored,
+    cyclic_shifts,
+    round_robin,
+    within_budget,
+)
 
 __all__ = [
     "REFERENCE",
@@ -23,4 +31,5 @@ __all__ = [
     "pair_preferences",
     "round_robin",
     "win_rates",
+    "within_budget",
 ]

@@ -11,14 +11,16 @@ any has score None (the facade gives it the fallback, with the reason).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from adapter.config import RewardConfig
+from adapter.groups import schedules
 from adapter.groups.preferences import Comparison, bradley_terry, listwise_scores, pair_preferences, win_rates
-from adapter.groups.schedules import REFERENCE, Pair, all_pairs, anchored, cyclic_shifts, round_robin
+from adapter.groups.schedules import REFERENCE, Pair
 from adapter.groups.settings import GroupSettings
 from adapter.pipeline.inputs import RewardItem
 from adapter.pipeline.result import GroupComparison, RewardDict
@@ -35,6 +37,11 @@ __all__ = [
 ]
 
 MAX_LISTWISE = len(RANKING_LETTERS)
+# A group's comparisons hold at most this share of the judge calls a reward system may have in
+# flight (max_concurrent_requests): single judgments keep the rest while a large group runs.
+GROUP_CALL_SHARE = 0.5
+
+logger = logging.getLogger(__name__)
 
 
 class ComparisonRewarder(Protocol):
@@ -47,12 +54,14 @@ class ComparisonRewarder(Protocol):
 
 def comparison_config(config: RewardConfig, settings: GroupSettings) -> RewardConfig:
     """The group's judge settings for comparisons: profile ``pairwise`` or ``listwise``, judge
-    only (a rule cannot compare), within the group deadline, none of the member's extras."""
+    only (a rule cannot compare), within the group deadline, none of the member's extras, and
+    ``GROUP_CALL_SHARE`` of the judge calls in flight."""
     return config.for_part_judge(
         settings.mode,
         mode="fast",
         prechecks=False,  # the members were pre-checked; a comparison has no completion
         reward_timeout=min(config.reward_timeout, settings.deadline),
+        max_concurrent_requests=max(1, int(config.max_concurrent_requests * GROUP_CALL_SHARE)),
     )
 
 
@@ -108,7 +117,7 @@ class GroupJudge:
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
                 raise ValueError(f"listwise ranks at most {MAX_LISTWISE} responses, the group has {n}")
-            orders = cyclic_shifts(n, min(self.settings.permutations or n, n))
+            orders = schedules.cyclic_shifts(n, min(self.settings.permutations or n, n))
         else:
             orders = [list(pair) for pair in self._pairs(n, reference)]
         with_reference = any(REFERENCE in order for order in orders)
@@ -143,13 +152,22 @@ class GroupJudge:
         )
 
     def _pairs(self, n: int, reference: str) -> list[Pair]:
+        """The schedule's pairs, within the group's budget of comparisons."""
         settings = self.settings
         if settings.schedule == "round_robin":
-            return round_robin(n, settings.opponents) if n > 1 else []
-        if settings.schedule == "anchor":
+            pairs = schedules.round_robin(n, settings.opponents) if n > 1 else []
+        elif settings.schedule == "anchor":
             anchor = REFERENCE if settings.anchor == "reference" and reference.strip() else 0
-            return anchored(n, anchor) if n > 0 else []
-        return all_pairs(n)
+            pairs = schedules.anchored(n, anchor) if n > 0 else []
+        else:
+            pairs = schedules.all_pairs(n)
+        budgeted = schedules.within_budget(n, pairs, settings.max_comparisons)
+        if len(budgeted) < len(pairs):
+            logger.debug(
+                "a group of %d: %s would ask %d comparisons, more than max_comparisons %d: round_robin asks %d",
+                n, settings.schedule, len(pairs), settings.max_comparisons, len(budgeted),
+            )  # fmt: skip
+        return budgeted
 
     async def _within(self, requests: list[JudgeRequest], deadline_s: float) -> list[RewardDict | None]:
         """Each request's reply, or None for those not back within ``deadline_s``."""

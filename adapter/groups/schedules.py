@@ -4,12 +4,13 @@ A ``Pair`` is ``(shown_first, shown_second)``: member indices, or ``REFERENCE`` 
 reference answer. Every schedule asks each pair in both orders, so a judge that prefers
 whichever response it sees first favours nobody (``preferences.pair_preferences`` averages
 the two orders). Listwise judging shows all ``n`` at once, in ``cyclic_shifts`` orders: with
-``n`` shifts every member holds every position exactly once.
+``n`` shifts every member holds every position exactly once. ``within_budget`` bounds a
+group's comparisons: a schedule that asks more becomes ``round_robin`` with fewer opponents.
 """
 
 from __future__ import annotations
 
-__all__ = ["REFERENCE", "Pair", "all_pairs", "anchored", "cyclic_shifts", "round_robin"]
+__all__ = ["REFERENCE", "Pair", "all_pairs", "anchored", "cyclic_shifts", "round_robin", "within_budget"]
 
 REFERENCE = -1
 Pair = tuple[int, int]
@@ -43,6 +44,14 @@ def anchored(n: int, anchor: int = REFERENCE) -> list[Pair]:
     if anchor != REFERENCE and not 0 <= anchor < n:
         raise ValueError(f"anchor {anchor} is not a member of a group of {n}")
     return _both_orders([(i, anchor) for i in range(n) if i != anchor])
+
+
+def within_budget(n: int, pairs: list[Pair], budget: int) -> list[Pair]:
+    """``pairs`` when there are at most ``budget`` of them, else ``round_robin`` with the most
+    opponents that fit (at least one: 2n comparisons, every member still compared in both orders)."""
+    if len(pairs) <= budget or n < 2:
+        return pairs
+    return round_robin(n, max(1, budget // (2 * n)))
 
 
 def cyclic_shifts(n: int, shifts: int | None = None) -> list[list[int]]:

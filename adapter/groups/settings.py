@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["GroupSettings"]
 
@@ -49,3 +49,30 @@ class GroupSettings(BaseModel):
         default=False,
         description="strategy cascade: also compare the members the rule decided (to order equals)",
     )
+    max_members: int = Field(
+        default=128, ge=2, le=4096, description="a larger group is refused (HTTP: 422): send one group per prompt"
+    )
+    max_comparisons: int = Field(
+        default=256,
+        ge=4,
+        le=1_000_000,
+        description="pairwise: comparisons per group; a schedule that asks more is round_robin with fewer opponents",
+    )
+
+    @model_validator(mode="after")
+    def _every_member_fits_the_budget(self) -> GroupSettings:
+        if self.max_comparisons < 2 * self.max_members:
+            raise ValueError(
+                f"group.max_comparisons ({self.max_comparisons}) must allow each of group.max_members "
+                f"({self.max_members}) one opponent in both orders: set it to at least {2 * self.max_members}"
+            )
+        return self
+
+    def too_large(self, members: int) -> str | None:
+        """Why a group of ``members`` is refused (None: it is not): more than ``max_members``."""
+        if members <= self.max_members or self.mode == "pointwise":
+            return None
+        return (
+            f"a group of {members} completions is more than group.max_members ({self.max_members}): "
+            "split it, or raise group.max_members (and group.max_comparisons to twice it)"
+        )

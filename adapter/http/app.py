@@ -37,6 +37,7 @@ from adapter.http.models import (
 from adapter.http.service import JudgeService, Service
 from adapter.http.validation import (
     check_batch_length,
+    check_group_size,
     check_one_group,
     input_error_response,
     validation_error_response,
@@ -159,6 +160,7 @@ def create_app(
     async def judge_group(group: JudgeGroupRequest, service: Service) -> JudgeGroupResponse:
         """Score the completions of one prompt together (the config's ``group:``); results in order."""
         check_batch_length(len(group.items), service.settings.max_batch, "items")
+        check_group_size(len(group.items), service.rewards.config.group, "items")
         check_one_group(group.items, "items")
         results = await service.score_group(group.items)
         return JudgeGroupResponse(results=[GroupMemberResponse.from_result(r) for r in results])

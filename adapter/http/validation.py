@@ -1,5 +1,5 @@
 """422 answers: pydantic errors as ``{field, message, type}`` without the input, the batch limit,
-a group of more than one prompt, and input the adapter refuses (``JudgeInputError``)."""
+a group of more than one prompt or more members than ``group.max_members``, and input the adapter refuses (``JudgeInputError``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from adapter.groups.settings import GroupSettings
 from adapter.http.models import JudgeItem
 
 __all__ = [
     "GROUP_KEYS",
     "check_batch_length",
+    "check_group_size",
     "check_one_group",
     "input_error_response",
     "validation_error_response",
@@ -49,6 +51,13 @@ def check_batch_length(length: int, max_batch: int, field: str) -> None:
     if length > max_batch:
         message = f"at most {max_batch} items per batch (max_batch), got {length}"
         raise RequestValidationError([{"loc": ("body", field), "msg": message, "type": "too_long"}])
+
+
+def check_group_size(length: int, settings: GroupSettings | None, field: str) -> None:
+    """Raise a 422 naming ``field`` when a group has more members than ``group.max_members``."""
+    refused = settings.too_large(length) if settings else None
+    if refused:
+        raise RequestValidationError([{"loc": ("body", field), "msg": refused, "type": "too_long"}])
 
 
 def check_one_group(items: Sequence[JudgeItem], field: str) -> None:

@@ -15,7 +15,7 @@ the reference appears in the response, else its second.
 
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
 it answers 400 to a prompt that overflows its ``max_model_len``. ``GET /fake/stats`` gives its
-requests by route and outcome and its process's CPU seconds (for benchmarks of a fake in its own
+requests by route and outcome, the items (conversations) it judged and its process's CPU seconds (for benchmarks of a fake in its own
 process).
 
 Run it as a process: ``python -m judge_vllm.testing.fake_server --port 8899``.
@@ -197,7 +197,8 @@ class FakeJudgeServer:
         if path == "/health":
             return 200, {}
         if path == "/fake/stats":
-            return 200, {"counts": dict(self.counts), "cpu_s": time.process_time()}
+            items = sum(self.judged_prompts.values())
+            return 200, {"counts": dict(self.counts), "items": items, "cpu_s": time.process_time()}
         if path == "/v1/models":
             card = {
                 "id": self.model,

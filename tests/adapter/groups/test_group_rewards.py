@@ -12,6 +12,7 @@ import pytest
 
 from adapter import JudgeRewardSystem
 from judge_vllm.errors import JudgeInputError
+from judge_vllm.schemas import Verdict
 from judge_vllm.testing.fake_backend import ComparingBackend
 
 QUESTION = "Write a slogan for a bakery."
@@ -157,12 +158,87 @@ def test_cascade_members_the_rule_proves_are_not_compared_unless_asked(tmp_path)
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = rs.reward_group(items)
     assert [r["source"] for r in results[:2]] == ["rule", "rule"] and results[0]["reward"] == 1.0
-    assert len(backend.requests) == 2  # only the two the rule was unsure of, both orders
+    # The two the rule was unsure of, each judged alone: the rule decided others, so no comparison.
+    assert len(backend.requests) == 2 and backend.comparisons == []
     backend = position_biased()
     config["group"] = {"mode": "pairwise", "compare_decided": True}
     with JudgeRewardSystem(config, backend=backend) as rs:
         rs.reward_group(items)
     assert len(backend.requests) == 12
+
+
+class FairJudge(ComparingBackend):
+    """A fair judge of "What is 6*7?": alone, a completion is right when it is in ``right``; of two,
+    the right one is better (two equally right or wrong tie: both orders cancel out)."""
+
+    def __init__(self, right: set[str]) -> None:
+        super().__init__(lambda text: float(text in right))
+        self.right = right
+
+    def _judge(self, request):
+        if request.responses:
+            return super()._judge(request)
+        right = request.completion in self.right
+        return Verdict(score=1.0 if right else 0.0, label="right" if right else "wrong")
+
+
+SIX_SEVENS = ["42", "41", "41 or 42", r"\boxed{41} \boxed{42}", "Maybe 41, maybe 42.", "Just kidding, it's 41",
+              "Six sevens make forty-two."]  # fmt: skip
+WORDS_RIGHT = "Six sevens make forty-two."
+
+
+def _six_sevens(*completions):
+    return [
+        {"prompt": "What is 6*7?", "completion": c, "answer": "42", "answer_type": "NUMBER"}
+        for c in completions
+    ]
+
+
+def test_under_the_cascade_an_unsure_member_never_out_earns_a_plainly_wrong_one_unless_judged_right(tmp_path):
+    """Issue 33: compared only among themselves, hedges earned 0.5 each next to a plain wrong 0."""
+    backend = FairJudge({WORDS_RIGHT})
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        results = dict(zip(SIX_SEVENS, rs.reward_group(_six_sevens(*SIX_SEVENS)), strict=True))
+    assert (results["42"]["source"], results["42"]["reward"]) == ("rule", 1.0)
+    assert (results["41"]["source"], results["41"]["reward"]) == ("rule", 0.0)
+    unsure = {c: r for c, r in results.items() if r["source"] != "rule"}
+    assert len(unsure) >= 2  # the hedges the rule cannot settle; else this test checks nothing
+    for completion, result in unsure.items():
+        judged = 1.0 if completion == WORDS_RIGHT else results["41"]["reward"]
+        assert (completion, result["reward"], result["comparisons"]) == (completion, judged, None)
+
+
+def test_under_the_cascade_a_group_the_rule_decides_nothing_of_is_still_compared(tmp_path):
+    backend = FairJudge({WORDS_RIGHT})
+    completions = ["41 or 42", "Maybe 41, maybe 42.", WORDS_RIGHT]
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        results = rs.reward_group(_six_sevens(*completions))
+    assert all(r["source"] == "judge" and r["reason"] == "pairwise" for r in results)
+    assert results[2]["reward"] > results[0]["reward"] == pytest.approx(results[1]["reward"])
+    assert len(backend.comparisons) == 6
+
+
+def test_a_large_group_asks_at_most_its_budget_of_comparisons_and_compares_every_member(tmp_path):
+    """Issue 33: all_pairs (the default) asked n(n-1): 9,900 comparisons for 100 members."""
+    backend = prefers_marked()
+    completions = [f"slogan {k} " + "+" * (k % 7) for k in range(100)]
+    with _system(tmp_path, backend, mode="pairwise", max_comparisons=256) as rs:
+        results = rs.reward_group(_items(*completions))
+    assert 200 <= len(backend.comparisons) <= 256
+    assert all(r["source"] == "judge" and r["comparisons"] for r in results)
+    assert results[6]["reward"] > results[0]["reward"]  # still ordered by what the judge prefers
+
+
+def test_a_group_over_max_members_is_refused_with_the_key_to_raise(tmp_path):
+    backend = position_biased()
+    with (
+        _system(tmp_path, backend, mode="pairwise", max_members=4, max_comparisons=8) as rs,
+        pytest.raises(JudgeInputError, match=r"group of 5 completions is more than group.max_members \(4\)"),
+    ):
+        rs.reward_group(_items(*GROUP, "One more."))
+    assert backend.requests == []
 
 
 def test_a_group_of_one_is_judged_on_its_own(tmp_path):

@@ -12,7 +12,9 @@ from adapter.groups import (
     pair_preferences,
     round_robin,
     win_rates,
+    within_budget,
 )
+from adapter.groups.settings import GroupSettings
 
 
 def _judged(pairs, prefers):
@@ -105,3 +107,33 @@ def test_schedules_ask_each_pair_in_both_orders_and_cost_what_the_docs_say(pairs
 def test_impossible_schedules_are_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("n", "pairs", "budget", "expected"),
+    [
+        (16, all_pairs(16), 256, 240),  # fits: unchanged
+        (17, all_pairs(17), 256, 238),  # 272 > 256: round_robin, 7 opponents
+        (128, all_pairs(128), 256, 256),  # 16,256 > 256: one opponent each
+        (40, round_robin(40, 8), 256, 240),  # 8 opponents -> 3
+        (100, anchored(100), 256, 200),  # 2n fits
+    ],
+    ids=["all_pairs-16-fits", "all_pairs-17", "all_pairs-128", "round_robin-fewer", "anchor-fits"],
+)
+def test_a_schedule_over_the_budget_asks_round_robin_within_it_and_still_compares_every_member(
+    n, pairs, budget, expected
+):
+    budgeted = within_budget(n, pairs, budget)
+    assert len(budgeted) == expected <= budget
+    assert set(budgeted) == {(j, i) for i, j in budgeted}  # both orders
+    assert {k for pair in budgeted for k in pair} >= set(range(n))
+    if len(pairs) <= budget:
+        assert budgeted == pairs
+
+
+def test_the_budget_must_let_the_largest_group_compare_each_member_once():
+    with pytest.raises(ValueError, match=r"max_comparisons \(256\) .* at least 400"):
+        GroupSettings(max_members=200)
+    assert GroupSettings(max_members=200, max_comparisons=400).too_large(201) is not None
+    assert GroupSettings().too_large(128) is None and "max_members (128)" in (GroupSettings().too_large(129) or "")
+    assert GroupSettings(mode="pointwise").too_large(10_000) is None  # judged alone: nothing compared

@@ -8,6 +8,8 @@ FakeBackend's (a rubric criterion met when its text is in the response).
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +19,7 @@ import pytest
 from adapter.http import create_app
 from judge_vllm.testing.asgi_server import ApiServer
 from judge_vllm.testing.fake_backend import ComparingBackend
+from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
 QUESTION = "Write a slogan for a bakery."
 RESPONSE = "Drink water, rest, and see a doctor if the fever lasts."
@@ -142,6 +145,47 @@ def test_a_group_too_large_to_rank_is_answered_pointwise(tmp_path, judge):
         )
     assert reply.status_code == 200, reply.text
     assert len(reply.json()["results"]) == 17 and judge.comparisons == []
+
+
+def test_a_group_over_max_members_is_422_in_one_line_naming_the_key(tmp_path, judge):
+    app = create_app(_config(tmp_path, mode="pairwise", max_members=4, max_comparisons=8), backend=judge)
+    with ApiServer(app) as server:
+        reply = httpx.post(f"{server.url}/judge_group", json={"items": _members(*"abcde")})
+    assert reply.status_code == 422, reply.text
+    detail = reply.json()["detail"]
+    assert detail.startswith("items: a group of 5 completions is more than group.max_members (4)")
+    assert "\n" not in detail and judge.requests == []
+
+
+def test_a_single_judgment_keeps_its_timeout_while_a_large_group_runs_on_a_slow_judge(tmp_path):
+    """Issue 33: a /judge asked while a 200-member group ran waited 22.6 s past its 10 s timeout.
+    The judge serves 4 calls at once, 50 ms each; the group is the largest allowed (128)."""
+    reward_timeout = 3.0
+    with FakeJudgeServer(FaultPlan(latency_s=0.05, max_concurrency=4)) as judge_server:
+        config = {**_config(tmp_path, mode="pairwise", deadline=10), "judge_url": judge_server.url,
+                  "reward_timeout": reward_timeout}  # fmt: skip
+        with ApiServer(create_app(config)) as server:
+            group_reply: list[httpx.Response] = []
+            items = _members(*(f"Step {k}: the answer is {40 + k % 5}." for k in range(128)), answer="42")
+            group = threading.Thread(
+                target=lambda: group_reply.append(
+                    httpx.post(f"{server.url}/judge_group", json={"items": items}, timeout=120)
+                )
+            )
+            group.start()
+            time.sleep(0.5)
+            started = time.monotonic()
+            single = httpx.post(
+                f"{server.url}/judge",
+                json={"prompt": QUESTION, "completion": "The answer is 42.", "answer": "42"},
+                timeout=120,
+            )
+            elapsed = time.monotonic() - started
+            group.join()
+    assert single.status_code == 200 and group_reply[0].status_code == 200
+    assert single.json()["source"] == "judge"  # judged, not a fallback after its timeout
+    assert elapsed < 2 * reward_timeout  # generous: within its own timeout, whatever the machine
+    assert {r["source"] for r in group_reply[0].json()["results"]} == {"judge"}
 
 
 def test_judge_group_is_counted_under_its_own_endpoint(grouped):
