@@ -46,6 +46,7 @@ __all__ = [
     "bundled_configs",
     "interpolate_env",
     "load_reward_config",
+    "with_judge_url",
 ]
 
 ENV_OVERRIDES = {
@@ -384,6 +385,18 @@ def load_reward_config(path: str | Path) -> RewardConfig:
     """Load a reward YAML file (nested or flat), with ``${ENV}`` interpolation and env overrides."""
     raw = read_yaml_mapping(Path(path), "reward config")
     return _validate({**_unwrap(interpolate_env(raw)), **_env_overrides()})
+
+
+def with_judge_url(config: ConfigLike, judge_url: str | None) -> RewardConfig:
+    """The reward config (``RewardConfig.from_any``: environment overrides included), with a command
+    line's ``--judge-url`` over all of them when given."""
+    resolved = RewardConfig.from_any(config)
+    if judge_url is None:
+        return resolved
+    try:
+        return RewardConfig.model_validate({**resolved.model_dump(), "judge_url": judge_url, "judge_urls": None})
+    except ValidationError as err:
+        raise JudgeConfigError(f"--judge-url {judge_url!r}: {err.errors()[0]['msg']}") from None
 
 
 def bundled_config_dir() -> Path:
