@@ -18,15 +18,16 @@ extends it with the adapter's own.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
 import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from adapter.groups.settings import GroupSettings
 from adapter.pipeline.calibration import ConfidenceCalibration
@@ -58,6 +59,8 @@ ENV_OVERRIDES = {
 DEFAULT_CACHE_DIR = Path("~/.cache/judge-vllm/rewards")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _WRAPPER_KEYS = {"type", "config"}
+# An unknown key's message lists the allowed ones when they fit in about a line.
+MAX_LISTED_KEYS_CHARS = 160
 
 
 class RewardConfig(JudgeClientConfig):
@@ -368,13 +371,36 @@ def _validate(data: dict[str, Any]) -> RewardConfig:
         raise JudgeConfigError(_explain(err)) from None
 
 
+def _sibling_keys(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys allowed beside the last one of ``loc`` (a nested block's own keys)."""
+    model: type[BaseModel] = RewardConfig
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part))
+        nested = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)] if field else []
+        models = [t for t in nested if issubclass(t, BaseModel)]
+        if not models:
+            return []
+        model = models[0]
+    return list(model.model_fields)
+
+
+def _unknown_key_message(key: str, allowed: list[str]) -> str:
+    """One line for an unknown key: the closest allowed one, and the allowed keys when few."""
+    name = key.rsplit(".", 1)[-1]
+    close = difflib.get_close_matches(name, allowed, n=1)
+    message = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    listed = ", ".join(allowed)
+    if len(listed) <= MAX_LISTED_KEYS_CHARS:
+        return f"{message}; allowed keys: {listed}"
+    return f"{message}; every key: docs/config-reference.md"
+
+
 def _explain(err: ValidationError) -> str:
-    allowed = ", ".join(RewardConfig.model_fields)
     lines = []
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"]) or "config"
         if e["type"] == "extra_forbidden":
-            lines.append(f"unknown key {key!r}; allowed keys: {allowed}")
+            lines.append(_unknown_key_message(key, _sibling_keys(e["loc"])))
         else:
             shown = "***" if key.startswith("api_key") else repr(e.get("input"))
             lines.append(f"{key}: {e['msg']} (got {shown})")

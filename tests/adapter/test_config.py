@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,9 @@ def test_nested_and_flat_dicts():
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"max_batch_sise": 4}, "unknown key 'max_batch_sise'; allowed keys: judge_url"),
+        ({"max_batch_sise": 4}, "unknown key 'max_batch_sise' (did you mean 'max_batch_size'?); every key: docs/config-reference.md"),
+        ({"group": {"oponents": 3}}, "unknown key 'group.oponents' (did you mean 'opponents'?); allowed keys: mode, schedule, opponents,"),
+        ({"rules": {"rel_tl": 1}}, "unknown key 'rules.rel_tl' (did you mean 'rel_tol'?); allowed keys: rel_tol, abs_tol,"),
         ({"max_batch_size": 0}, "max_batch_size: Input should be greater than or equal to 1"),
         ({"reward_timeout": -1}, "reward_timeout: Input should be greater than 0"),
         ({"mode": "slow"}, "mode: Input should be 'verdict' or 'fast'"),
@@ -63,8 +66,15 @@ def test_nested_and_flat_dicts():
     ],
 )
 def test_bad_values_name_the_key_and_the_allowed_range(data, message):
-    with pytest.raises(JudgeConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(JudgeConfigError, match=re.escape(message)):
         RewardConfig.from_any(data)
+
+
+@pytest.mark.parametrize("data", [{"group": {"oponents": 3}}, {"judge_ulr": "http://a:1"}, {"rules": {"x": 1}}])
+def test_an_unknown_key_is_a_message_of_at_most_two_lines(data):
+    with pytest.raises(JudgeConfigError) as info:
+        RewardConfig.from_any(data)
+    assert len(str(info.value)) <= 2 * 120 and "judge_url, " not in str(info.value)
 
 
 def test_bad_api_key_value_is_not_echoed():
