@@ -299,7 +299,7 @@ class RewardConfig(JudgeClientConfig):
         if isinstance(config, RewardConfig):
             return config
         if isinstance(config, str | Path):
-            return load_reward_config(config)
+            return load_reward_config(_config_file(config))
         if config is not None and not isinstance(config, Mapping):
             raise JudgeConfigError(
                 f"config must be a dict, a RewardConfig or a YAML path, not {type(config).__name__}"
@@ -405,6 +405,19 @@ def _explain(err: ValidationError) -> str:
             shown = "***" if key.startswith("api_key") else repr(e.get("input"))
             lines.append(f"{key}: {e['msg']} (got {shown})")
     return "invalid reward config: " + "; ".join(lines)
+
+
+def _config_file(spec: str | Path) -> Path:
+    """A reward YAML's path: ``spec`` itself, or a bundled config's name (``judge-vllm config list``)."""
+    path = Path(spec).expanduser()
+    if path.exists() or not isinstance(spec, str) or "/" in spec or path.suffix:
+        return path
+    bundled = bundled_configs()
+    if spec in bundled:
+        return bundled[spec]
+    raise JudgeConfigError(
+        f"reward config {spec!r} is neither a file nor a bundled config ({', '.join(bundled)}: judge-vllm config list)"
+    )
 
 
 def load_reward_config(path: str | Path) -> RewardConfig:

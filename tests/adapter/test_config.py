@@ -241,3 +241,11 @@ def test_judge_timeout_defaults_to_the_reward_timeout_and_may_not_exceed_it():
     assert RewardConfig.from_any({"reward_timeout": 90, "judge_timeout": 20}).judge_timeout == 20.0
     with pytest.raises(JudgeConfigError, match=r"judge_timeout \(40.0 s.* must not exceed reward_timeout \(30.0 s"):
         RewardConfig.from_any({"judge_timeout": 40})
+
+
+def test_a_bundled_config_name_is_a_config():
+    from adapter.config import bundled_configs, load_reward_config
+
+    assert RewardConfig.from_any("trl") == load_reward_config(bundled_configs()["trl"])
+    with pytest.raises(JudgeConfigError, match=r"'trll' is neither a file nor a bundled config \(.*trl.*config list\)"):
+        RewardConfig.from_any("trll")
