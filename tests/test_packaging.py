@@ -172,7 +172,7 @@ def test_a_client_only_install_imports_reports_its_version_and_names_missing_ext
         # judge-eval with a config naming the judge (its extra: numpy, scipy, matplotlib; parquet
         # and datasets folders are not read here).
         pip_install(*(r for r in _requirements(wheel, "eval") if not r.startswith(("pyarrow", "datasets"))))
-        (tmp_path / "my.yaml").write_text(f"judge_url: {url}\n")
+        (tmp_path / "my.yaml").write_text(f"judge_url: {url}\nuse_cache: false\n")  # nothing in ~/.cache
         data = tmp_path / "rows.jsonl"
         rows = [{"prompt": "What is 2+2?", "completion": c, "answer": "4", "label": int(c.endswith("4."))}
                 for c in ("It is 4.", "It is 5.", "So 4.", "So 3.")]  # fmt: skip
