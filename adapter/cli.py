@@ -61,7 +61,7 @@ def add_front_end_commands(sub: server_cli.Subcommands) -> None:
     rm = sub.add_parser("openrlhf-rm", help="serve an OpenRLHF remote reward model (/get_reward)")
     rm.set_defaults(run=_openrlhf_rm)
     for front, port in ((api, 8889), (rm, 5000)):
-        front.add_argument("--judge-url", help="the vLLM judge (default: the config's judge_url)")
+        server_cli.add_judge_url_flag(front, help="the vLLM judge (default: the config's judge_url)")
         front.add_argument("--config", type=Path, help="reward config YAML (configs/reward.yaml)")
         front.add_argument("--host", default="127.0.0.1")
         front.add_argument("--port", type=int, default=port)

@@ -18,15 +18,16 @@ extends it with the adapter's own.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
 import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from adapter.groups.settings import GroupSettings
 from adapter.pipeline.calibration import ConfidenceCalibration
@@ -46,6 +47,7 @@ __all__ = [
     "bundled_configs",
     "interpolate_env",
     "load_reward_config",
+    "with_judge_url",
 ]
 
 ENV_OVERRIDES = {
@@ -57,6 +59,8 @@ ENV_OVERRIDES = {
 DEFAULT_CACHE_DIR = Path("~/.cache/judge-vllm/rewards")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _WRAPPER_KEYS = {"type", "config"}
+# An unknown key's message lists the allowed ones when they fit in about a line.
+MAX_LISTED_KEYS_CHARS = 160
 
 
 class RewardConfig(JudgeClientConfig):
@@ -295,7 +299,7 @@ class RewardConfig(JudgeClientConfig):
         if isinstance(config, RewardConfig):
             return config
         if isinstance(config, str | Path):
-            return load_reward_config(config)
+            return load_reward_config(_config_file(config))
         if config is not None and not isinstance(config, Mapping):
             raise JudgeConfigError(
                 f"config must be a dict, a RewardConfig or a YAML path, not {type(config).__name__}"
@@ -367,23 +371,71 @@ def _validate(data: dict[str, Any]) -> RewardConfig:
         raise JudgeConfigError(_explain(err)) from None
 
 
+def _sibling_keys(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys allowed beside the last one of ``loc`` (a nested block's own keys)."""
+    model: type[BaseModel] = RewardConfig
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part))
+        nested = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)] if field else []
+        models = [t for t in nested if issubclass(t, BaseModel)]
+        if not models:
+            return []
+        model = models[0]
+    return list(model.model_fields)
+
+
+def _unknown_key_message(key: str, allowed: list[str]) -> str:
+    """One line for an unknown key: the closest allowed one, and the allowed keys when few."""
+    name = key.rsplit(".", 1)[-1]
+    close = difflib.get_close_matches(name, allowed, n=1)
+    message = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    listed = ", ".join(allowed)
+    if len(listed) <= MAX_LISTED_KEYS_CHARS:
+        return f"{message}; allowed keys: {listed}"
+    return f"{message}; every key: docs/config-reference.md"
+
+
 def _explain(err: ValidationError) -> str:
-    allowed = ", ".join(RewardConfig.model_fields)
     lines = []
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"]) or "config"
         if e["type"] == "extra_forbidden":
-            lines.append(f"unknown key {key!r}; allowed keys: {allowed}")
+            lines.append(_unknown_key_message(key, _sibling_keys(e["loc"])))
         else:
             shown = "***" if key.startswith("api_key") else repr(e.get("input"))
             lines.append(f"{key}: {e['msg']} (got {shown})")
     return "invalid reward config: " + "; ".join(lines)
 
 
+def _config_file(spec: str | Path) -> Path:
+    """A reward YAML's path: ``spec`` itself, or a bundled config's name (``judge-vllm config list``)."""
+    path = Path(spec).expanduser()
+    if path.exists() or not isinstance(spec, str) or "/" in spec or path.suffix:
+        return path
+    bundled = bundled_configs()
+    if spec in bundled:
+        return bundled[spec]
+    raise JudgeConfigError(
+        f"reward config {spec!r} is neither a file nor a bundled config ({', '.join(bundled)}: judge-vllm config list)"
+    )
+
+
 def load_reward_config(path: str | Path) -> RewardConfig:
     """Load a reward YAML file (nested or flat), with ``${ENV}`` interpolation and env overrides."""
     raw = read_yaml_mapping(Path(path), "reward config")
     return _validate({**_unwrap(interpolate_env(raw)), **_env_overrides()})
+
+
+def with_judge_url(config: ConfigLike, judge_url: str | None) -> RewardConfig:
+    """The reward config (``RewardConfig.from_any``: environment overrides included), with a command
+    line's ``--judge-url`` over all of them when given."""
+    resolved = RewardConfig.from_any(config)
+    if judge_url is None:
+        return resolved
+    try:
+        return RewardConfig.model_validate({**resolved.model_dump(), "judge_url": judge_url, "judge_urls": None})
+    except ValidationError as err:
+        raise JudgeConfigError(f"--judge-url {judge_url!r}: {err.errors()[0]['msg']}") from None
 
 
 def bundled_config_dir() -> Path:

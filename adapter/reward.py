@@ -45,6 +45,7 @@ from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.metrics_dict import MetricsDict
 from adapter.observability.metrics_endpoint import serve_metrics
+from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.cascade import rule_first
 from adapter.pipeline.fallback import RuleFallback
 from adapter.pipeline.finish import RewardOutcomes
@@ -87,6 +88,7 @@ CASCADE_REASON = "cascade"
 # Extra seconds the sync facade waits for the loop thread before answering from its own thread.
 FACADE_GRACE_S = 1.0
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
+DISCOVERY = "model discovery"  # its failures' kind in the repeat counter
 # Completions longer than this are pre-checked off the event loop (a 15 KB one takes ~3 ms).
 INLINE_PRECHECK_CHARS = 2_000
 CLOSE_GRACE_S = 10.0
@@ -134,6 +136,8 @@ class BaseJudgeReward:
         self._rubric_judge: RubricJudge | None = None
         self._side_judges_lock = threading.Lock()
         self._group_judge: GroupJudge | None = None
+        self._repeats = RepeatCounter()
+        self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
         self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log, self._known_model)
         reset_after_fork(self)
@@ -349,6 +353,9 @@ class BaseJudgeReward:
             outcome = await dispatcher.outcome(request, flight, deadline)
             if isinstance(outcome, Verdict):
                 return self._outcomes.from_verdict(request, started, outcome, "judge")
+            if isinstance(outcome, JudgeTimeoutError) and self._undiscovered is not None:
+                # Out of time while the server does not answer at all: it is down, not slow.
+                outcome = JudgeUnavailableError(f"the judge server does not answer: {self._undiscovered}")
             return await self._afall_back(request, started, outcome)
         finally:
             if task is not None:
@@ -617,12 +624,24 @@ class BaseJudgeReward:
         return ReplicaPool(self._client_config, self.config.judge_replicas, threshold, pause)
 
     async def _discovered_cache_key(self, client: JudgeBackend, request: JudgeRequest) -> str | None:
-        """The cache key once the served model is known (asked of the server once, bounded)."""
+        """The cache key once the served model is known (asked of the server once, bounded); a
+        failure to ask is remembered (``_undiscovered``) and logged as ``RepeatCounter`` says."""
         if client.known_model is None:
             try:
-                await asyncio.wait_for(client.model_name(), MODEL_DISCOVERY_TIMEOUT_S)
+                model = await asyncio.wait_for(client.model_name(), MODEL_DISCOVERY_TIMEOUT_S)
             except (JudgeError, TimeoutError, asyncio.TimeoutError) as err:
-                logger.warning("judge model not discovered yet (%s); will retry on the next call", err)
+                self._undiscovered = (
+                    err if isinstance(err, JudgeError)
+                    else JudgeTimeoutError(f"no reply from the judge server in {MODEL_DISCOVERY_TIMEOUT_S:g} s")
+                )  # fmt: skip
+                count = self._repeats.add(DISCOVERY)
+                log = logger.warning if is_reported(count) else logger.debug
+                log("judge model not discovered (%s), try #%d; will retry on the next call", self._undiscovered, count)
+            else:
+                self._undiscovered = None
+                failed = self._repeats.pop(DISCOVERY)
+                if failed:
+                    logger.warning("judge model %s discovered after %d failed tries", model, failed)
         return self._cache_key(request)
 
     async def _probe_canaries(self) -> float | None:

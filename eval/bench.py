@@ -8,7 +8,7 @@
 (e) adapter RSS growth over many requests;
 (j) with ``--judgment-log``: (c) with and without a judgment log at rate 1.0;
 (k) with ``--groups``: each group mode's judge requests, time, tokens and prefix-cache hits per
-    GRPO group of 8 and 16 on a running judge (``--url``);
+    GRPO group of 8 and 16 on a running judge (``--judge-url``);
 (l) with ``--long-batch``: batches of long completions at a timeout against the fake judge.
 Results go to ``docs/BENCHMARKS.md``. This machine is noisy: compare ratios, not seconds.
 """
@@ -36,6 +36,7 @@ from eval import bench_groups, bench_judgment_log, bench_long_batch, bench_repli
 from eval.bench_overhead import overhead, overhead_section
 from judge_prompts import render_prompt
 from judge_vllm import launcher
+from judge_vllm.cli import add_judge_url_flag
 from judge_vllm.contract import SCALE_LABELS, verdict_schema
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.settings import JudgeClientConfig
@@ -262,7 +263,7 @@ def run(args: argparse.Namespace) -> str:
         "",
     ]
     own_server = None
-    url = args.url
+    url = args.judge_url
     if url is None:
         options = launcher.ServeOptions(model=model_dir, served_model_name="smollm2", port=18888)
         own_server = launcher.start(options, log_file=Path(tempfile.mkdtemp()) / "vllm.log")
@@ -353,7 +354,7 @@ def run(args: argparse.Namespace) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """``judge-bench``'s command line."""
     parser = argparse.ArgumentParser(prog="judge-bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--url", help="reuse a running judge server (default: start one)")
+    add_judge_url_flag(parser, help="reuse a running judge server (default: start one)")
     parser.add_argument("--items", type=int, default=64)
     parser.add_argument("--naive-items", type=int, default=64)
     parser.add_argument(
@@ -373,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--judgment-log", action="store_true", help="only (j): (c) with and without the log")
     parser.add_argument(
-        "--groups", action="store_true", help="only (k): group modes per GRPO group of 8 and 16 (needs --url)"
+        "--groups", action="store_true", help="only (k): group modes per GRPO group of 8 and 16 (needs --judge-url)"
     )
     parser.add_argument(
         "--long-batch",
@@ -430,11 +431,11 @@ def _judgment_log(args: argparse.Namespace) -> int:
 
 
 def _groups(args: argparse.Namespace) -> int:
-    if not args.url:
-        print("judge-bench --groups measures a running judge: give --url", file=sys.stderr)
+    if not args.judge_url:
+        print("judge-bench --groups measures a running judge: give --judge-url", file=sys.stderr)
         return 2
-    model = httpx.get(args.url + "/v1/models", timeout=10).json()["data"][0]["id"]
-    costs = bench_groups.group_costs(args.url, (8, 16), lambda n, q: mixed_items(n, offset=q * n, group=n))
+    model = httpx.get(args.judge_url + "/v1/models", timeout=10).json()["data"][0]["id"]
+    costs = bench_groups.group_costs(args.judge_url, (8, 16), lambda n, q: mixed_items(n, offset=q * n, group=n))
     machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, no GPU"
     text = bench_groups.section(costs, model, machine)
     bench_replicas.write_section(args.out, text, bench_groups.START, bench_groups.END)

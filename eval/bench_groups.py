@@ -119,7 +119,7 @@ def section(costs: Sequence[GroupCost], model: str, machine: str) -> str:
         START,
         f"## (k) Group rewards: cost per GRPO group by mode ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
         "",
-        f"`judge-bench --groups --url URL`: judge {model}, {machine}. One group per row, no verdict cache; "
+        f"`judge-bench --groups --judge-url URL`: judge {model}, {machine}. One group per row, no verdict cache; "
         "each row a question of its own. Judge requests: distinct comparisons answered (pairwise, listwise; a ranking that does not name each letter once is dropped) or "
         "members judged alone (pointwise). Prefix hit: share of prompt tokens vLLM's prefix cache served. "
         f"GPU estimate: the measured tokens at an assumed {GPU_PREFILL_TOKENS_S:,.0f} prefill and "

@@ -35,6 +35,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
+from adapter.config import with_judge_url
 from eval.calibration_fit import CalibrationError, CalibrationFit, fit_calibration
 from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
 from eval.coverage import DEFAULT_MIN_JUDGED, JudgeCoverage, judge_coverage
@@ -55,6 +56,7 @@ from eval.plots import (
 from eval.report import RunInfo, build_report, fmt, to_html, to_markdown
 from eval.scoring import DEFAULT_CHUNK_SIZE, JudgeRun, ScoredRow, merge_scores, score_judge, score_rules
 from eval.verdict import Assessment, assess
+from judge_vllm.cli import add_judge_url_flag
 from judge_vllm.errors import JudgeError
 
 __all__ = ["build_parser", "main", "write_outputs"]
@@ -85,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-log", type=Path, nargs="+", metavar="LOG", help="report on judgment logs (judgment_log_path)"
     )
     parser.add_argument("--config", type=Path, help="reward YAML (default: built-in defaults)")
+    add_judge_url_flag(parser, help="the judge server (default: $JUDGE_MODEL_URL, else the config's judge_url)")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--rule-only", action="store_true", help="score with the rule reward only")
     parser.add_argument("--limit", type=_positive_int, help="score the first N valid rows")
@@ -357,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_log:
         return _from_log(args, out, err)
     try:
-        config = RewardConfig.from_any(args.config) if args.config else RewardConfig()
+        config = with_judge_url(args.config, args.judge_url)
         loaded = load_rows(args.data, args.label_field, args.limit, args.strict, args.map, args.group_by)
     except (JudgeError, MalformedInputError) as error:
         err.print(f"error: {error}", markup=False, highlight=False)

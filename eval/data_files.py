@@ -104,11 +104,9 @@ def _csv(path: Path) -> Records:
                     RecordError(f"{len(row[None])} more value(s) than the header has columns"),
                 )
                 continue
-            # An empty cell is a missing value, as in the other formats.
-            yield (
-                reader.line_num,
-                {key: (None if value in ("", None) else value) for key, value in row.items()},
-            )
+            # An empty cell is empty text: eval.dataset decides which fields it leaves out (all but
+            # the completion: an empty completion is one a policy wrote).
+            yield reader.line_num, {key: ("" if value is None else value) for key, value in row.items()}
 
 
 def _parquet(path: Path) -> Records:

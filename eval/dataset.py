@@ -135,6 +135,9 @@ def parse_record(
     """One record as a row, or why it is not one; ``columns`` maps a field to its column name,
     ``group_by`` names the column whose value groups rows in the report."""
     names = {field: field for field in MAPPABLE_FIELDS} | {"label": label_field} | dict(columns or {})
+    # An empty value (a CSV's empty cell) is a missing one, but for the completion: a policy's empty
+    # reply is a completion to score (the pre-checks give it 0), not a malformed row.
+    data = {k: v for k, v in data.items() if v != "" or k == names["completion"]}
     missing = [names[f] for f in REQUIRED_FIELDS if data.get(names[f]) is None]
     if missing:
         return RowProblem(line=row_no, message=f"missing field(s): {', '.join(missing)}")

@@ -27,7 +27,15 @@ from judge_vllm.model_prep import DEFAULT_MODELS_DIR, EMBEDDED_MODELS, prepare_m
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.settings import JudgeClientConfig
 
-__all__ = ["Command", "Subcommands", "add_server_commands", "build_parser", "main", "package_version"]
+__all__ = [
+    "Command",
+    "Subcommands",
+    "add_judge_url_flag",
+    "add_server_commands",
+    "build_parser",
+    "main",
+    "package_version",
+]
 
 Command = Callable[[argparse.Namespace, list[str]], int]
 """What a subcommand runs (its ``run`` default): parsed arguments and the unknown ones (``serve``'s)."""
@@ -39,6 +47,13 @@ DEFAULT_URL = "http://localhost:8888"
 DEFAULT_PID_FILE = Path(".cache/judge-server.pid")
 DEFAULT_LOG_FILE = Path(".cache/judge-server.log")
 _EMBEDDED = " or ".join(f"'{name}'" for name in EMBEDDED_MODELS)
+
+
+def add_judge_url_flag(
+    parser: argparse.ArgumentParser, default: str | None = None, help: str = "the judge server's address"
+) -> None:
+    """The judge's address, one flag name in every command: ``--judge-url`` (``--url`` too)."""
+    parser.add_argument("--judge-url", "--url", dest="judge_url", default=default, metavar="URL", help=help)
 
 
 def add_server_commands(sub: Subcommands) -> None:
@@ -73,11 +88,11 @@ def add_server_commands(sub: Subcommands) -> None:
     stop.set_defaults(run=_stop)
 
     health = sub.add_parser("health", help="check a judge server")
-    health.add_argument("--url", default=DEFAULT_URL)
+    add_judge_url_flag(health, default=DEFAULT_URL)
     health.set_defaults(run=_health)
 
     judge = sub.add_parser("judge", help="judge one completion and print the verdict as JSON")
-    judge.add_argument("--url", default=DEFAULT_URL)
+    add_judge_url_flag(judge, default=DEFAULT_URL)
     judge.add_argument("--model", help="served model name (default: the first the server lists)")
     judge.add_argument("--api-key")
     judge.add_argument("--mode", choices=["verdict", "fast"], default="verdict")
@@ -168,7 +183,7 @@ def _stop(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def _health(args: argparse.Namespace, extra: list[str]) -> int:
-    return asyncio.run(_check_health(api_root(args.url)))
+    return asyncio.run(_check_health(api_root(args.judge_url)))
 
 
 async def _check_health(url: str) -> int:
@@ -184,7 +199,7 @@ def _judge(args: argparse.Namespace, extra: list[str]) -> int:
 
 async def _judge_one(args: argparse.Namespace) -> int:
     config = JudgeClientConfig(
-        judge_url=args.url,
+        judge_url=args.judge_url,
         model=args.model,
         api_key=args.api_key,
         mode=args.mode,

@@ -261,8 +261,9 @@ def builtin_profile_names() -> list[str]:
 BUILTIN_PROFILES = tuple(builtin_profile_names())
 
 
-@cache
-def _load_file(path: Path) -> JudgeProfile:
+def _read_file(path: Path) -> JudgeProfile:
+    """The profile a ``profile.yaml`` describes, its templates not looked for (not cached: the
+    folder a ``template_dir_env`` names may be set after a failed load)."""
     raw = read_yaml_mapping(path, "judge profile")
     raw.setdefault("name", path.parent.name)
     elsewhere = os.environ.get(str(raw.get("template_dir_env") or ""), "").strip()
@@ -270,10 +271,15 @@ def _load_file(path: Path) -> JudgeProfile:
         path.parent / raw.get("template_dir", ".")
     ).resolve()
     try:
-        profile = JudgeProfile.model_validate(raw)
+        return JudgeProfile.model_validate(raw)
     except ValidationError as err:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'profile'}: {e['msg']}" for e in err.errors())
         raise JudgeConfigError(f"judge profile {path}: {problems}") from None
+
+
+@cache
+def _load_file(path: Path) -> JudgeProfile:
+    profile = _read_file(path)
     for template in (profile.system_template, profile.user_template):
         if template is not None and not (profile.template_dir / template).is_file():
             note = f". {profile.templates_note}" if profile.templates_note else ""
@@ -283,16 +289,22 @@ def _load_file(path: Path) -> JudgeProfile:
     return profile
 
 
-def load_profile(spec: str) -> JudgeProfile:
-    """A bundled profile by name, or a user's profile folder or ``profile.yaml`` path."""
+def load_profile(spec: str, *, templates: bool = True) -> JudgeProfile:
+    """A bundled profile by name, or a user's profile folder or ``profile.yaml`` path.
+
+    ``templates=False`` reads the ``profile.yaml`` alone (labels, patterns: what its verdicts look
+    like) and does not need its templates, which a prompt whose licence keeps it out of the wheel
+    (xVerify's) may not have: only a judge that asks with the profile needs them.
+    """
+    load = _load_file if templates else _read_file
     builtin = PROFILES_DIR / spec / PROFILE_FILE
     if "/" not in spec and builtin.is_file():
-        return _load_file(builtin)
+        return load(builtin)
     path = Path(spec).expanduser()
     if path.is_dir():
         path = path / PROFILE_FILE
     if path.is_file():
-        return _load_file(path.resolve())
+        return load(path.resolve())
     raise JudgeConfigError(
         f"judge profile {spec!r} is neither a bundled profile ({', '.join(BUILTIN_PROFILES)}) "
         f"nor a folder or {PROFILE_FILE} file"

@@ -15,7 +15,7 @@ OUT=${JUDGE_DEMO_OUT:-out/demo}
 bash scripts/setup.sh
 [ "$JUDGE" = smollm2 ] || "$PY" -m adapter.cli model prepare "$JUDGE" >/dev/null
 
-served=$("$PY" -m adapter.cli health --url "$URL" 2>/dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("model") or "")' || true)
+served=$("$PY" -m adapter.cli health --judge-url "$URL" 2>/dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("model") or "")' || true)
 if [ "$served" = "$JUDGE" ]; then
   echo "demo: reusing the $JUDGE judge already running at $URL (left running)"
 elif [ -n "$served" ]; then

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI
-from pydantic import ValidationError
 
-from adapter.config import RewardConfig
+from adapter.config import RewardConfig, with_judge_url
 from adapter.http.app import create_app
 from adapter.http.auth import API_KEY_ENV
-from judge_vllm.errors import JudgeConfigError
 from judge_vllm.redaction import redact_url
 
 __all__ = ["api_config", "api_key_given", "run_api", "serve"]
@@ -23,15 +21,7 @@ logger = logging.getLogger(__name__)
 
 def api_config(config: str | Path | None, judge_url: str | None) -> RewardConfig:
     """The reward config from a YAML path (or defaults), with ``judge_url`` overriding when given."""
-    resolved = RewardConfig.from_any(config)
-    if judge_url is None:
-        return resolved
-    try:
-        return RewardConfig.model_validate(
-            {**resolved.model_dump(), "judge_url": judge_url, "judge_urls": None}
-        )
-    except ValidationError as err:
-        raise JudgeConfigError(f"--judge-url {judge_url!r}: {err.errors()[0]['msg']}") from None
+    return with_judge_url(config, judge_url)
 
 
 def api_key_given(flag: str | None, environment: str | None) -> str | None:

@@ -6,18 +6,16 @@ queue full", "Timeout waiting for results", "Invalid judge output", ...); with i
 reward (``reward: None``, source ``error``) for trainers that mask failed rows. A fallback
 that starts past the reward's timeout (many failing at once, queued behind each other) gets
 the rule's unsure reward without grading, so the batch still returns in time. Each
-fallback is logged at debug; the first of each reason, and every power of ten after it,
-at warning.
+failure is logged at debug; the first of each reason, the 10th, the 100th and every 1,000th at
+warning, as a rule fallback or (fallback off) as a judge failure without a reward.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import Counter
 from dataclasses import dataclass
 
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.result import Source
 from adapter.rules import RuleSettings, grade
 from judge_vllm.errors import JudgeError
@@ -47,12 +45,7 @@ class RuleFallback:
     def __init__(self, settings: RuleSettings, enabled: bool) -> None:
         self.settings = settings
         self.enabled = enabled
-        self._lock = threading.Lock()
-        reset_after_fork(self)
-        self._seen: Counter[str] = Counter()
-
-    def _after_fork_in_child(self) -> None:
-        self._lock = threading.Lock()  # a parent thread may have held it at fork
+        self._seen = RepeatCounter()
 
     def decide(self, request: JudgeRequest, err: JudgeError, time_left_s: float | None = None) -> Fallback:
         """The rule reward (or no reward when fallback is off) for ``request``, tagged with why; its
@@ -80,10 +73,9 @@ class RuleFallback:
         )
 
     def _log(self, err: JudgeError) -> None:
-        with self._lock:
-            self._seen[err.reason] += 1
-            count = self._seen[err.reason]
-        if count in (1, 10, 100) or count % 1000 == 0:
-            logger.warning("rule fallback #%d for %r: %s", count, err.reason, err)
+        count = self._seen.add(err.reason)
+        what = "rule fallback" if self.enabled else "judge failure (fallback_to_rule off: no reward)"
+        if is_reported(count):
+            logger.warning("%s #%d for %r: %s", what, count, err.reason, err)
         else:
-            logger.debug("rule fallback for %r: %s", err.reason, err)
+            logger.debug("%s for %r: %s", what, err.reason, err)

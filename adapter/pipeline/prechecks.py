@@ -168,7 +168,9 @@ def _phrases(profile: JudgeProfile) -> list[str]:
 
 @cache
 def _builtin_profiles() -> tuple[JudgeProfile, ...]:
-    return tuple(load_profile(name) for name in builtin_profile_names())
+    # Their profile.yaml alone: a profile whose prompt is not shipped (xVerify's) still says what
+    # its verdicts look like, and is needed by no reward but one that asks with it.
+    return tuple(load_profile(name, templates=False) for name in builtin_profile_names())
 
 
 @cache

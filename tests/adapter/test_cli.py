@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import adapter.cli
 from adapter.cli import add_front_end_commands
@@ -62,3 +65,28 @@ def test_the_front_ends_share_their_flags_and_keep_their_own():
 
 def test_all_names_what_the_module_defines():
     assert [name for name in adapter.cli.__all__ if not hasattr(adapter.cli, name)] == []
+
+
+def _parsers() -> dict[str, tuple[argparse.ArgumentParser, list[str]]]:
+    """Every command that talks to a judge server: its parser and the arguments it needs besides."""
+    import eval.bench
+    import eval.cli
+    from adapter.cli import add_config_commands
+
+    composed = build_parser(add_front_end_commands, add_config_commands)
+    judge = ["judge", "--prompt", "q", "--completion", "c", "--answer", "a"]
+    return {
+        "health": (composed, ["health"]),
+        "judge": (composed, judge),
+        "api": (composed, ["api"]),
+        "openrlhf-rm": (composed, ["openrlhf-rm"]),
+        "judge-bench": (eval.bench.build_parser(), []),
+        "judge-eval": (eval.cli.build_parser(), ["--data", "d.jsonl", "--out", "o"]),
+    }
+
+
+@pytest.mark.parametrize("flag", ["--judge-url", "--url"])
+@pytest.mark.parametrize("command", ["health", "judge", "api", "openrlhf-rm", "judge-bench", "judge-eval"])
+def test_every_command_takes_the_judges_address_as_judge_url(command, flag):
+    parser, argv = _parsers()[command]
+    assert parser.parse_args([*argv, flag, "http://judge:1"]).judge_url == "http://judge:1"

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,9 @@ def test_nested_and_flat_dicts():
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"max_batch_sise": 4}, "unknown key 'max_batch_sise'; allowed keys: judge_url"),
+        ({"max_batch_sise": 4}, "unknown key 'max_batch_sise' (did you mean 'max_batch_size'?); every key: docs/config-reference.md"),
+        ({"group": {"oponents": 3}}, "unknown key 'group.oponents' (did you mean 'opponents'?); allowed keys: mode, schedule, opponents,"),
+        ({"rules": {"rel_tl": 1}}, "unknown key 'rules.rel_tl' (did you mean 'rel_tol'?); allowed keys: rel_tol, abs_tol,"),
         ({"max_batch_size": 0}, "max_batch_size: Input should be greater than or equal to 1"),
         ({"reward_timeout": -1}, "reward_timeout: Input should be greater than 0"),
         ({"mode": "slow"}, "mode: Input should be 'verdict' or 'fast'"),
@@ -63,8 +66,15 @@ def test_nested_and_flat_dicts():
     ],
 )
 def test_bad_values_name_the_key_and_the_allowed_range(data, message):
-    with pytest.raises(JudgeConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(JudgeConfigError, match=re.escape(message)):
         RewardConfig.from_any(data)
+
+
+@pytest.mark.parametrize("data", [{"group": {"oponents": 3}}, {"judge_ulr": "http://a:1"}, {"rules": {"x": 1}}])
+def test_an_unknown_key_is_a_message_of_at_most_two_lines(data):
+    with pytest.raises(JudgeConfigError) as info:
+        RewardConfig.from_any(data)
+    assert len(str(info.value)) <= 2 * 120 and "judge_url, " not in str(info.value)
 
 
 def test_bad_api_key_value_is_not_echoed():
@@ -231,3 +241,11 @@ def test_judge_timeout_defaults_to_the_reward_timeout_and_may_not_exceed_it():
     assert RewardConfig.from_any({"reward_timeout": 90, "judge_timeout": 20}).judge_timeout == 20.0
     with pytest.raises(JudgeConfigError, match=r"judge_timeout \(40.0 s.* must not exceed reward_timeout \(30.0 s"):
         RewardConfig.from_any({"judge_timeout": 40})
+
+
+def test_a_bundled_config_name_is_a_config():
+    from adapter.config import bundled_configs, load_reward_config
+
+    assert RewardConfig.from_any("trl") == load_reward_config(bundled_configs()["trl"])
+    with pytest.raises(JudgeConfigError, match=r"'trll' is neither a file nor a bundled config \(.*trl.*config list\)"):
+        RewardConfig.from_any("trll")

@@ -26,3 +26,42 @@ def test_past_the_timeout_the_unsure_reward_comes_at_once_without_grading(monkey
     decided = RuleFallback(settings, enabled=True).decide(REQUEST, JudgeTimeoutError("slow"), time_left_s)
     assert (decided.reward, decided.source) == (0.25, "rule_fallback")
     assert "no time left to grade by rule" in decided.explanation
+
+
+def test_with_fallback_off_no_rule_fallback_is_logged(caplog):
+    caplog.set_level("WARNING", logger="JudgeReward")
+    decided = RuleFallback(RuleSettings(), enabled=False).decide(REQUEST, JudgeTimeoutError("slow"))
+    assert (decided.reward, decided.source) == (None, "error")
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "rule fallback" not in line and "no reward" in line and "#1 for 'Timeout waiting for results'" in line
+
+
+@pytest.mark.parametrize(
+    ("count", "reported"), [(1, True), (2, False), (9, False), (10, True), (100, True), (101, False), (2000, True)]
+)
+def test_a_repeated_warning_is_reported_at_1_10_100_and_every_1000(count, reported):
+    from adapter.observability.repeats import is_reported
+
+    assert is_reported(count) is reported
+
+
+def test_a_dead_judge_is_one_warning_with_its_cause_and_judge_unavailable(tmp_path, caplog):
+    """The port closed, fallback off: each reward says the judge is unavailable (not a timeout),
+    the failed model discovery is one line with its cause, and no rule fallback is claimed."""
+    import socket
+
+    from adapter import JudgeRewardSystem
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    caplog.set_level("DEBUG", logger="JudgeReward")
+    config = {"judge_url": f"http://127.0.0.1:{port}", "fallback_to_rule": False, "cache_dir": str(tmp_path),
+              "reward_timeout": 2.0, "max_retries": 20, "circuit_breaker_threshold": 100}  # fmt: skip
+    with JudgeRewardSystem(config) as rs:
+        rewards = [rs.reward("What is 2+2?", f"The answer is {i}.", "4", "NUMBER") for i in range(4)]
+    assert [(r["source"], r["reason"]) for r in rewards] == [("error", "Judge unavailable")] * 4
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    discovery = [w for w in warnings if "not discovered" in w]
+    assert len(discovery) == 1 and "cannot connect to the judge server" in discovery[0], warnings
+    assert not [w for w in warnings if "rule fallback" in w]

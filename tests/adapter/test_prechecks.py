@@ -304,3 +304,30 @@ def test_text_addressed_to_the_judge_earns_nothing(completion):
 def test_ordinary_answers_with_the_same_words_are_not_defences(completion):
     verdict = precheck(completion, "42", None)
     assert verdict is None or verdict.reason not in ("injection", "role_spoofing"), verdict
+
+
+def test_a_profile_whose_prompt_is_not_shipped_is_needed_only_by_that_profile(tmp_path, fake_judge):
+    """The wheel holds xVerify's profile.yaml but not its prompt (CC BY-NC-ND): a reward with any
+    other profile still scores, and knows xVerify's verdicts from its profile.yaml alone."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from adapter import JudgeRewardSystem\n"
+        "from adapter.pipeline.prechecks import verdict_strings\n"
+        "from judge_vllm.errors import JudgeConfigError\n"
+        "from judge_vllm.profiles import load_profile\n"
+        "with JudgeRewardSystem({'judge_url': sys.argv[1], 'use_cache': False}) as rs:\n"
+        "    r = rs.reward('What is 2+2?', 'The answer is 4.', '4', 'NUMBER')\n"
+        "print(r['source'], r['reward'])\n"
+        "print(sorted({'correct', 'incorrect'} & verdict_strings().labels))\n"
+        "try:\n"
+        "    load_profile('xverify')\n"
+        "except JudgeConfigError as err:\n"
+        "    print('xverify:', 'JUDGE_VLLM_XVERIFY_DIR' in str(err))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "JUDGE_VLLM_XVERIFY_DIR": str(tmp_path)}  # an empty folder: not shipped
+    ran = subprocess.run([sys.executable, "-c", script, fake_judge.url], capture_output=True, text=True,
+                         env=env, timeout=120)  # fmt: skip
+    assert ran.stdout.splitlines() == ["judge 1.0", "['correct', 'incorrect']", "xverify: True"], ran.stderr

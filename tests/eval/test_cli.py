@@ -107,6 +107,23 @@ def test_judge_run_is_resumable_from_the_cache(
     assert [s["judge"] for s in second] == [s["judge"] for s in first]
 
 
+@pytest.mark.parametrize("given_by", ["JUDGE_MODEL_URL", "--judge-url"])
+def test_the_judge_address_comes_from_the_flag_or_the_environment(
+    given_by, tmp_path, rows, write_jsonl, read_scores, fake_judge, monkeypatch
+):
+    monkeypatch.setenv("HOME", str(tmp_path))  # the default cache_dir (no --config)
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    if given_by == "JUDGE_MODEL_URL":
+        monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
+        extra: tuple[str, ...] = ()
+    else:  # the flag wins over the variable (here a closed port)
+        monkeypatch.setenv("JUDGE_MODEL_URL", "http://127.0.0.1:9")
+        extra = ("--judge-url", fake_judge.url)
+    assert _run(data, tmp_path / "out", *extra) == 0
+    assert {s["judge_source"] for s in read_scores(tmp_path / "out")} == {"judge", "rule"}
+    assert fake_judge.counts["ok"] > 0
+
+
 def test_judge_failure_falls_back_and_is_reported(
     tmp_path, rows, write_jsonl, write_config, read_scores, fake_judge
 ):

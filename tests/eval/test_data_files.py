@@ -198,3 +198,11 @@ def test_bad_column_map_is_a_usage_error(tmp_path, capsys):
         main(["--data", "x.jsonl", "--out", str(tmp_path), "--map", "question=q"])
     assert exit_info.value.code == 2
     assert "unknown field 'question'" in capsys.readouterr().err
+
+
+def test_an_empty_csv_completion_cell_is_an_empty_completion_and_an_empty_answer_cell_is_missing(tmp_path):
+    rows = [{"prompt": "p", "completion": "", "answer": "a", "label": "0"},
+            {"prompt": "p", "completion": "c", "answer": "", "label": "1"}]  # fmt: skip
+    loaded = load_rows(_write_csv(tmp_path / "d.csv", rows))
+    assert [(r.line, r.completion) for r in loaded.rows] == [(2, "")]
+    assert [(p.line, p.message) for p in loaded.problems] == [(3, "missing field(s): answer")]
