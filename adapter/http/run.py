@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from adapter.config import RewardConfig, with_judge_url
 from adapter.http.app import create_app
 from adapter.http.auth import API_KEY_ENV
+from judge_vllm.errors import JudgeConfigError
 from judge_vllm.redaction import redact_url
 
 __all__ = ["api_config", "api_key_given", "run_api", "serve"]
