@@ -3,7 +3,8 @@
 The grammar, shared by every answer type (docs/canonical-answers.md)::
 
     completion := any text, then the final statement: the last sentence of the last line
-                  that is not blank (sentences end at ". ", "! ", "? " before more text)
+                  that is not blank (sentences end at ". ", "! ", "? " before more text), or its
+                  last clause led by ", so" / ", thus" / ", therefore" / ", hence"
     statement  := [lead] [marker] value ["."]
     lead       := "So" | "Thus" | "Therefore" | "Hence", then an optional ","
     marker     := ["The"] ["final" | "correct"] "answer" ("is" | ":")  |  "It is" | "It's" | "####"
@@ -52,6 +53,8 @@ _WRAPPERS = (
     ("\\boxed{", "}"),
 )
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=\S)")
+# Where the final statement may also start: a clause led by a conclusion ("12 - 5 = 7, so the answer is 7").
+_CONCLUSION_BREAK = re.compile(r",\s+(?=(?:so|thus|therefore|hence)\b)", re.IGNORECASE)
 _BOLD_LINE = re.compile(r"\*\*(.+)\*\*")
 # Where the clause after an earlier marker ends: its line, or a sentence's end.
 _CLAUSE_END = re.compile(r"\n|\.(?:\s|$)|[;!?]")
@@ -125,6 +128,8 @@ def _last_sentence_start(text: str, line_start: int) -> int:
     start = line_start
     for brk in _SENTENCE_BREAK.finditer(text, line_start):
         start = brk.end()
+    for brk in _CONCLUSION_BREAK.finditer(text, start):
+        start = brk.end()
     return start
 
 
@@ -168,6 +173,9 @@ def stated_answers(before: str) -> StatedAnswers:
         clause = before[marker.end() : end.start() if end else marker.end() + MAX_CLAUSE_CHARS]
         read = value_of(clause)
         answers.append(read[0] if read else clause.strip())
-    pieces = [piece for line in before.splitlines() for piece in (line, *_SENTENCE_BREAK.split(line))]
+    sentences = [piece for line in before.splitlines() for piece in (line, *_SENTENCE_BREAK.split(line))]
+    pieces = [
+        clause.rstrip(", ") for piece in sentences for clause in (piece, *_CONCLUSION_BREAK.split(piece))
+    ]
     statements = [read for read in map(value_of, pieces) if read is not None]
     return StatedAnswers(answers=answers, statements=statements)

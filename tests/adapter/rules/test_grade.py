@@ -149,7 +149,7 @@ def test_math_expressions(completion, answer, reward):
         (MULTI, "Answer: ABD", "A, B, D", 1.0),
         (MULTI, "Answer: A, B", "ABD", 0.0),
         (MC, "\\boxed{\\text{C}}", "C", 0.0),  # outside the canonical grammar: the judge's
-        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3, so C.", "C", 0.0),  # outside the canonical grammar: the judge's
+        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3, so C.", "C", 1.0),
         (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3", "ABD", 0.0),  # option texts in working are not a choice
         (
             MC,

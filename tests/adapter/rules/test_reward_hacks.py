@@ -221,6 +221,8 @@ SHAPES = [
     ("canonical-wrong-letter", RED, "Answer: (B)", "A", "MULTIPLE_CHOICE", ZERO),
     ("canonical-wrong-expression", SIMPLIFY, "\\boxed{2x}", "4x", "MATH_EXPRESSIONS", ZERO),
     ("wrong-chain-result", "What is 17 + 25?", "17 + 25 = 32.", "42", "NUMBER", ZERO),
+    ("other-number-before-so", SIX_SEVEN, "41, so the answer is 42", "42", "NUMBER", UNSURE),
+    ("other-claim-before-so", SIX_SEVEN, "It is 41, so it is 42", "42", "NUMBER", UNSURE),
     # Once paid by rule, now outside the canonical grammar (docs/canonical-answers.md): the judge
     # decides them; with the judge down they earn the unsure reward.
     ("same-box-twice", SIX_SEVEN, "\\boxed{42}, and checking again: \\boxed{42}", "42", "NUMBER", UNSURE),
@@ -254,6 +256,7 @@ SHAPES = [
     ("chain-of-thought-then-box", SIX_SEVEN,
      "6 x 7: 6 x 5 = 30 and 6 x 2 = 12, 30 + 12 = 42.\nThe final answer is $\\boxed{42}$.", "42", "NUMBER", PAID),
     ("steps-then-bare-box", "What is 45 + 45?", "Step 1: 45 + 45 = 90\nStep 2: check 90 - 45 = 45\n\\boxed{90}", "90", "NUMBER", PAID),
+    ("work-then-so-the-answer", "What is 12 - 5?", "12 - 5 = 7, so the answer is \\boxed{7}.", "7", "NUMBER", PAID),
     ("gsm8k-hashes", SIX_SEVEN, "6 x 7 = 42\n#### 42", "42", "NUMBER", PAID),
     ("bold-final-answer-marker", SIX_SEVEN, "**Final Answer:** 42", "42", "NUMBER", PAID),
     ("thousands-and-unit", "How many seconds are in an hour?", "60 \u00d7 60 = 3,600 seconds.", "3600", "NUMBER", PAID),
