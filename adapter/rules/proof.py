@@ -107,11 +107,8 @@ def _prove(completion: str, grammar: AnswerTypeGrammar, question: Question) -> P
         return _unsure(
             f"the final statement {_shown(statement.value)} is not a canonical {grammar.name} answer"
         )
-    if (
-        grammar.name == "TEXT"
-        and not statement.marked
-        and completion.strip() != completion[statement.start :].strip()
-    ):
+    bare_in_text = not statement.marked and completion.strip() != completion[statement.start :].strip()
+    if grammar.bare_value_is_whole_completion and bare_in_text:
         return _unsure("a bare text answer that is not the whole completion", answer.text)
     other = _other_answer(completion[: statement.start], answer, grammar, question)
     if other is not None:

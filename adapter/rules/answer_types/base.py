@@ -14,7 +14,7 @@ from typing import Protocol
 
 from adapter.rules.settings import RuleSettings
 
-__all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question"]
+__all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "Unchained"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,9 @@ class AnswerTypeGrammar(Protocol):
     # An earlier line or sentence that is only a value of this type ("41" before a final "42") is
     # another stated answer; for expressions it is a step of the work.
     bare_values_state_answers: bool
+    # A bare value (no marker, no box) is an answer only as the whole completion ("Paris", not
+    # "Lyon is large.\nParis"): for text, which reasoning lines are too much like.
+    bare_value_is_whole_completion: bool
     # "6 * 7 = 42": the final statement may be a chain whose every link is proven equal.
     chains: bool
     # A canonical answer proven different from the reference is a sure 0 (else: the judge's).
@@ -70,3 +73,17 @@ class AnswerTypeGrammar(Protocol):
     def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
         """Is a chain's earlier ``link`` (as written) proven equal to its final ``answer``?"""
         ...
+
+
+class Unchained:
+    """For types whose final statement is one value, never a chain ("A = B" is no letter)."""
+
+    chains = False
+
+    def link_in_grammar(self, link: str, question: Question) -> bool:
+        """No link is in the grammar."""
+        return False
+
+    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
+        """No link holds."""
+        return False

@@ -119,6 +119,7 @@ class MathExpressionsGrammar:
     """MATH_EXPRESSIONS: see the module docstring."""
 
     name = "MATH_EXPRESSIONS"
+    bare_value_is_whole_completion = False
     bare_values_state_answers = False
     chains = True
     mismatch_is_proof = True

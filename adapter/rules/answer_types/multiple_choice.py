@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question
+from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, Unchained
 from adapter.rules.answer_types.text import same_text
 from adapter.rules.choice import gold_letters, parse_options
 
@@ -33,12 +33,12 @@ def _letter(match: re.Match[str]) -> str:
     return next(group for group in match.groups() if group)
 
 
-class MultipleChoiceGrammar:
+class MultipleChoiceGrammar(Unchained):
     """MULTIPLE_CHOICE: see the module docstring."""
 
     name = "MULTIPLE_CHOICE"
+    bare_value_is_whole_completion = False
     bare_values_state_answers = True
-    chains = False
     mismatch_is_proof = True
 
     def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
@@ -75,14 +75,6 @@ class MultipleChoiceGrammar:
         if not gold:
             return Equality.UNPROVEN
         return Equality.EQUAL if answer.key == frozenset(gold) else Equality.DIFFERENT
-
-    def link_in_grammar(self, link: str, question: Question) -> bool:
-        """No chains."""
-        return False
-
-    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
-        """No chains for letters."""
-        return False
 
 
 GRAMMAR = MultipleChoiceGrammar()

@@ -174,6 +174,7 @@ class NumberGrammar:
     """NUMBER: see the module docstring."""
 
     name = "NUMBER"
+    bare_value_is_whole_completion = False
     bare_values_state_answers = True
     chains = True
     mismatch_is_proof = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question
+from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, Unchained
 from adapter.rules.text import normalise
 
 __all__ = ["GRAMMAR", "TextGrammar", "aliases", "same_text"]
@@ -37,12 +37,12 @@ def same_text(written: str, reference: str) -> bool:
     return set(_MARKS.findall(written)) <= set(_MARKS.findall(reference))
 
 
-class TextGrammar:
+class TextGrammar(Unchained):
     """TEXT: see the module docstring."""
 
     name = "TEXT"
+    bare_value_is_whole_completion = True
     bare_values_state_answers = False
-    chains = False
     mismatch_is_proof = False
 
     def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
@@ -55,14 +55,6 @@ class TextGrammar:
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
         """A canonical text is the reference by construction."""
         return Equality.EQUAL
-
-    def link_in_grammar(self, link: str, question: Question) -> bool:
-        """No chains."""
-        return False
-
-    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
-        """No chains for text."""
-        return False
 
 
 GRAMMAR = TextGrammar()
