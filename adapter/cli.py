@@ -20,7 +20,7 @@ from adapter.config_reference import reference_markdown
 from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S
 from judge_vllm import cli as server_cli
 
-__all__ = ["add_config_commands", "add_front_end_commands", "main"]
+__all__ = ["add_config_commands", "add_front_end_commands", "build_parser", "main"]
 
 DESCRIPTION = "Prepare a judge model, serve it with vLLM, talk to it, and serve rewards over HTTP."
 
@@ -56,15 +56,19 @@ def _config(args: argparse.Namespace, extra: list[str]) -> int:
 
 def add_front_end_commands(sub: server_cli.Subcommands) -> None:
     """Add ``api`` and ``openrlhf-rm`` (their shared flags once)."""
-    api = sub.add_parser("api", help="serve the judge server API (/judge, /batch_judge, /health, /metrics)")
+    api = sub.add_parser(
+        "api", help="serve the judge server API (/judge, /batch_judge, /judge_group, /health, /metrics)"
+    )
     api.set_defaults(run=_api)
     rm = sub.add_parser("openrlhf-rm", help="serve an OpenRLHF remote reward model (/get_reward)")
     rm.set_defaults(run=_openrlhf_rm)
     for front, port in ((api, 8889), (rm, 5000)):
         server_cli.add_judge_url_flag(front, help="the vLLM judge (default: the config's judge_url)")
         front.add_argument("--config", type=Path, help="reward config YAML (configs/reward.yaml)")
-        front.add_argument("--host", default="127.0.0.1")
-        front.add_argument("--port", type=int, default=port)
+        front.add_argument(
+            "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)"
+        )
+        front.add_argument("--port", type=int, default=port, help="port to listen on")
         front.add_argument("--max-body-bytes", type=int, help="413 above this (default 16 MiB)")
         front.add_argument("--max-batch", type=int, help="422 above this many items (default 1024)")
     api.add_argument("--api-key", help="require 'Authorization: Bearer KEY' (default: $JUDGE_API_KEY)")
@@ -78,7 +82,7 @@ def add_front_end_commands(sub: server_cli.Subcommands) -> None:
         "--group-window",
         type=float,
         default=DEFAULT_GROUP_WINDOW_S,
-        help="seconds a prompt's group collects samples (default 10)",
+        help="with --group-size: seconds a prompt's group collects samples",
     )
     rm.add_argument(
         "--print-reward-func-path",
@@ -126,10 +130,14 @@ def _openrlhf_rm(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The whole ``judge-vllm`` command line: the server-side commands, the front ends, ``config``."""
+    return server_cli.build_parser(add_front_end_commands, add_config_commands, description=DESCRIPTION)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``judge-vllm`` command."""
-    parser = server_cli.build_parser(add_front_end_commands, add_config_commands, description=DESCRIPTION)
-    return server_cli.main(argv, parser)
+    return server_cli.main(argv, build_parser())
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from eval import bench_groups, bench_judgment_log, bench_long_batch, bench_repli
 from eval.bench_overhead import overhead, overhead_section
 from judge_prompts import render_prompt
 from judge_vllm import launcher
-from judge_vllm.cli import add_judge_url_flag
+from judge_vllm.cli import HelpFormatter, add_judge_url_flag
 from judge_vllm.contract import SCALE_LABELS, verdict_schema
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.settings import JudgeClientConfig
@@ -353,19 +353,30 @@ def run(args: argparse.Namespace) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """``judge-bench``'s command line."""
-    parser = argparse.ArgumentParser(prog="judge-bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="judge-bench", description=__doc__.splitlines()[0], formatter_class=HelpFormatter
+    )
     add_judge_url_flag(parser, help="reuse a running judge server (default: start one)")
-    parser.add_argument("--items", type=int, default=64)
-    parser.add_argument("--naive-items", type=int, default=64)
+    parser.add_argument("--items", type=int, default=64, help="mixed items per run of (a), (b) and (d)")
+    parser.add_argument(
+        "--naive-items", type=int, default=64, help="of those, how many the naive HF baseline of (a) scores"
+    )
     parser.add_argument(
         "--group", type=int, default=8, help="completions per question in the GRPO rows of (a)"
     )
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--overhead-items", type=int, default=10_000)
-    parser.add_argument("--memory-requests", type=int, default=100_000)
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per measurement (median, min and max reported)"
+    )
+    parser.add_argument("--overhead-items", type=int, default=10_000, help="rewards in (c) and (j)")
+    parser.add_argument("--memory-requests", type=int, default=100_000, help="rewards in (e)")
     parser.add_argument("--skip-offline", action="store_true", help="skip (b), which starts a second engine")
     parser.add_argument("--tune", action="store_true", help="also compare CPU server settings (f)")
-    parser.add_argument("--out", type=Path, default=Path("docs/BENCHMARKS.md"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("docs/BENCHMARKS.md"),
+        help="the report (a run of one part rewrites its section)",
+    )
     parser.add_argument(
         "--replicas", action="store_true", help="only (h): judge_replicas scaling over fake replicas"
     )

@@ -56,7 +56,7 @@ from eval.plots import (
 from eval.report import RunInfo, build_report, fmt, to_html, to_markdown
 from eval.scoring import DEFAULT_CHUNK_SIZE, JudgeRun, ScoredRow, merge_scores, score_judge, score_rules
 from eval.verdict import Assessment, assess
-from judge_vllm.cli import add_judge_url_flag
+from judge_vllm.cli import HelpFormatter, add_judge_url_flag
 from judge_vllm.errors import JudgeError
 
 __all__ = ["build_parser", "main", "write_outputs"]
@@ -77,6 +77,7 @@ def _positive_int(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge-eval",
+        formatter_class=HelpFormatter,
         description="Compare the rule reward and the judge on labelled rows, or (--from-log) report on judgment logs.",
     )
     source = parser.add_mutually_exclusive_group(required=True)
@@ -97,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_column_map,
         default={},
         metavar="FIELD=COLUMN,...",
-        help="where each field lives, e.g. prompt=question,completion=response,answer=gold,label=is_correct",
+        help="where each field lives, e.g. prompt=question,completion=response,answer=gold,label=is_correct"
+        " (default: each under its own name)",
     )
     parser.add_argument("--strict", action="store_true", help="stop at the first malformed row")
     parser.add_argument(

@@ -24,15 +24,17 @@ from judge_vllm.client import JudgeClient, api_root
 from judge_vllm.errors import JudgeError
 from judge_vllm.extras import report_missing_extra
 from judge_vllm.model_prep import DEFAULT_MODELS_DIR, EMBEDDED_MODELS, prepare_model
-from judge_vllm.schemas import JudgeRequest
+from judge_vllm.schemas import AnswerType, JudgeRequest
 from judge_vllm.settings import JudgeClientConfig
 
 __all__ = [
     "Command",
+    "HelpFormatter",
     "Subcommands",
     "add_judge_url_flag",
     "add_server_commands",
     "build_parser",
+    "command_parsers",
     "main",
     "package_version",
 ]
@@ -47,6 +49,30 @@ DEFAULT_URL = "http://localhost:8888"
 DEFAULT_PID_FILE = Path(".cache/judge-server.pid")
 DEFAULT_LOG_FILE = Path(".cache/judge-server.log")
 _EMBEDDED = " or ".join(f"'{name}'" for name in EMBEDDED_MODELS)
+_ANSWER_TYPES = ", ".join(AnswerType.__members__)
+_MODELS_DIR_HELP = "where prepared model folders are kept"
+_PID_FILE_HELP = "the background server's process id ('serve --wait' writes it, 'stop' reads it)"
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default after its help: not for a flag without one (None, a switch's
+    False), nor where the help already says it ("default: the config's judge_url")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and its subcommands' parsers, theirs in turn, depth first."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for subcommand in action.choices.values():
+                found += command_parsers(subcommand)
+    return found
 
 
 def add_judge_url_flag(
@@ -64,27 +90,31 @@ def add_server_commands(sub: Subcommands) -> None:
     prep.add_argument(
         "name", nargs="?", default="smollm2", help=f"{_EMBEDDED}, a local HF folder or a hub id"
     )
-    prep.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
+    prep.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR, help=_MODELS_DIR_HELP)
     model.set_defaults(run=_model)
 
     serve = sub.add_parser("serve", help="start vLLM's OpenAI server for the judge (unknown args go to vLLM)")
     serve.add_argument("--model", default="smollm2", help=f"{_EMBEDDED}, a local HF folder or a hub id")
-    serve.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8888)
-    serve.add_argument("--served-model-name")
-    serve.add_argument("--max-model-len", type=int, default=4096)
+    serve.add_argument("--models-dir", type=Path, default=DEFAULT_MODELS_DIR, help=_MODELS_DIR_HELP)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+    serve.add_argument("--port", type=int, default=8888, help="port to listen on")
+    serve.add_argument(
+        "--served-model-name", help="the model's name in the API (default: the --model folder's name)"
+    )
+    serve.add_argument("--max-model-len", type=int, default=4096, help="context length in tokens (vLLM's)")
     serve.add_argument(
         "--enforce-eager", action="store_true", help="skip torch.compile warm-up (CPU: ~2 min)"
     )
     serve.add_argument("--wait", action="store_true", help="start in the background, wait for /health, exit")
     serve.add_argument("--wait-timeout", type=float, default=900.0, help="seconds to wait for /health")
-    serve.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE)
-    serve.add_argument("--log-file", type=Path, default=DEFAULT_LOG_FILE)
+    serve.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE, help=_PID_FILE_HELP)
+    serve.add_argument(
+        "--log-file", type=Path, default=DEFAULT_LOG_FILE, help="with --wait: where the server's output goes"
+    )
     serve.set_defaults(run=_serve)
 
     stop = sub.add_parser("stop", help="stop a server started with 'serve --wait'")
-    stop.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE)
+    stop.add_argument("--pid-file", type=Path, default=DEFAULT_PID_FILE, help=_PID_FILE_HELP)
     stop.set_defaults(run=_stop)
 
     health = sub.add_parser("health", help="check a judge server")
@@ -94,14 +124,22 @@ def add_server_commands(sub: Subcommands) -> None:
     judge = sub.add_parser("judge", help="judge one completion and print the verdict as JSON")
     add_judge_url_flag(judge, default=DEFAULT_URL)
     judge.add_argument("--model", help="served model name (default: the first the server lists)")
-    judge.add_argument("--api-key")
-    judge.add_argument("--mode", choices=["verdict", "fast"], default="verdict")
+    judge.add_argument("--api-key", help="the judge server's API key (default: none)")
+    judge.add_argument(
+        "--mode",
+        choices=["verdict", "fast"],
+        default="verdict",
+        help="verdict: a JSON score with the judge's explanation; fast: one constrained token (default: verdict"
+        " here, to show why; reward configs default to mode: fast)",
+    )
     judge.add_argument("--profile", default="rubric", help="a bundled judge profile or a profile folder")
     judge.add_argument("--max-tokens", type=int, help="the judge's token budget (default: the profile's)")
-    judge.add_argument("--prompt", required=True)
-    judge.add_argument("--completion", required=True)
-    judge.add_argument("--answer", required=True)
-    judge.add_argument("--answer-type", default=None)
+    judge.add_argument("--prompt", required=True, help="the question the policy answered")
+    judge.add_argument("--completion", required=True, help="the policy's answer, to be judged")
+    judge.add_argument("--answer", required=True, help="the reference answer")
+    judge.add_argument(
+        "--answer-type", help=f"{_ANSWER_TYPES}: that type's rubric (default: none, the general one)"
+    )
     judge.add_argument(
         "--judge-timeout", "--timeout", type=float, default=60.0, help="seconds for the call, retries included"
     )
@@ -119,6 +157,8 @@ def build_parser(
     add_server_commands(sub)
     for add_commands in extensions:
         add_commands(sub)
+    for each in command_parsers(parser):  # subcommands' parsers do not inherit the formatter
+        each.formatter_class = HelpFormatter
     return parser
 
 
