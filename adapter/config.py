@@ -18,7 +18,6 @@ extends it with the adapter's own.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -33,7 +32,7 @@ from adapter.groups.settings import GroupSettings
 from adapter.pipeline.calibration import ConfidenceCalibration
 from adapter.rubrics.criteria import parse_rubric
 from adapter.rules import RuleSettings
-from judge_vllm.errors import JudgeConfigError, JudgeInputError
+from judge_vllm.errors import JudgeConfigError, JudgeInputError, did_you_mean
 from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.renamed_keys import rename_deprecated_keys
 from judge_vllm.settings import JudgeClientConfig, check_judge_url
@@ -387,8 +386,7 @@ def _sibling_keys(loc: tuple[int | str, ...]) -> list[str]:
 def _unknown_key_message(key: str, allowed: list[str]) -> str:
     """One line for an unknown key: the closest allowed one, and the allowed keys when few."""
     name = key.rsplit(".", 1)[-1]
-    close = difflib.get_close_matches(name, allowed, n=1)
-    message = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    message = f"unknown key {key!r}{did_you_mean(name, allowed)}"
     listed = ", ".join(allowed)
     if len(listed) <= MAX_LISTED_KEYS_CHARS:
         return f"{message}; allowed keys: {listed}"

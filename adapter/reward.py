@@ -55,6 +55,7 @@ from adapter.pipeline.inputs import (
     RewardItem,
     batch_items,
     build_request,
+    check_keys,
     group_requests,
     request_from_item,
 )
@@ -160,7 +161,9 @@ class BaseJudgeReward:
         **metadata: object,
     ) -> RewardDict:
         """Score one completion; always returns a dict with ``reward`` and ``source``. With
-        ``rubric=[criteria]`` the reward is the rubric's (``answer`` optional)."""
+        ``rubric=[criteria]`` the reward is the rubric's (``answer`` optional). Any other
+        keyword than ``request_id``, ``rubric`` and ``responses`` is a ``JudgeInputError`` (a typo
+        such as ``anwser``); an unknown ``answer_type`` is reward 0, reason ``invalid_input``."""
         return self.compute_reward(prompt, completion, answer, answer_type, **metadata).to_dict()
 
     def compute_reward(
@@ -169,6 +172,7 @@ class BaseJudgeReward:
     ) -> RewardResult:
         """Like ``reward`` but returns the ``RewardResult`` (``.score``, ``.source``, ...)."""
         started = time.monotonic()
+        check_keys(metadata, "reward")
         built = build_request(prompt, completion, answer, answer_type, metadata)
         if self._has_rubric(built):
             return self._loop.run(self._rubric_scored(built, started))
@@ -184,7 +188,9 @@ class BaseJudgeReward:
             return self._fall_back(request, started, JudgeTimeoutError("Timeout waiting for results"))
 
     def reward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
-        """Score many completions at once (batched to the judge); results in input order."""
+        """Score many completions at once (batched to the judge); results in input order.
+        ``JudgeInputError``, before anything is judged, for a dict item with a key no reward reads
+        (``ITEM_KEYS``: a typo such as ``anwser``)."""
         results = self._loop.run(self._score_items(batch_items(items), time.monotonic()))
         return [r.to_dict() for r in results]
 
@@ -253,6 +259,7 @@ class BaseJudgeReward:
         **metadata: object,
     ) -> RewardDict:
         """Async ``reward``, callable from any event loop."""
+        check_keys(metadata, "areward")
         request = build_request(prompt, completion, answer, answer_type, metadata)
         result: RewardResult = await self._on_loop(self._score(request, time.monotonic()))
         return result.to_dict()
@@ -280,11 +287,14 @@ class BaseJudgeReward:
 
     def _ruled(self, built: JudgeRequest | InvalidInput, started: float) -> JudgeRequest | RewardResult:
         """Bad input and the pre-checks' decisions as rewards; else the request as graded."""
-        return (
-            self._outcomes.invalid(built)
-            if isinstance(built, InvalidInput)
-            else self._prechecked(built, started)
-        )
+        return self._invalid(built) if isinstance(built, InvalidInput) else self._prechecked(built, started)
+
+    def _invalid(self, built: InvalidInput) -> RewardResult:
+        """The defined reward for input that cannot be judged; the first is logged at warning
+        (a trainer reads its log, not every row's explanation)."""
+        if self._repeats.add("invalid_input") == 1:
+            logger.warning("invalid input gets reward 0 (reason invalid_input): %s (said once)", built.problem)
+        return self._outcomes.invalid(built)
 
     def _prechecked(
         self, request: JudgeRequest, started: float, profile: JudgeProfile | None = None
@@ -293,6 +303,12 @@ class BaseJudgeReward:
         reasoning, or the reward the pre-checks decide."""
         graded = graded_request(request, self.config, profile or self._profile)
         if isinstance(graded, PrecheckVerdict):
+            if graded.reason == "no_reference" and self._repeats.add("no_reference") == 1:
+                logger.warning(
+                    "%s: reward 0 (reason no_reference); pass the reference as answer (a batch "
+                    "item's 'answer' key), or use a profile that needs none (said once)",
+                    graded.explanation,
+                )
             return self._decided(request, started, graded)
         decided = (
             precheck(
@@ -548,7 +564,7 @@ class BaseJudgeReward:
         """A member as the comparisons see it (after its reasoning), or its reward when a rule
         decides it: bad input, a pre-check, or the cascade's sure rule."""
         if isinstance(built, InvalidInput):
-            return self._outcomes.invalid(built)
+            return self._invalid(built)
         graded = self._prechecked(built, started, load_profile(settings.mode))
         if isinstance(graded, RewardResult):
             return graded

@@ -279,7 +279,7 @@ def _compare(
         with (folder / SCORES_JSONL).open("w", encoding="utf-8") as handle:
             handle.writelines(row.model_dump_json() + "\n" for row in scored)
         stats.append(variant_stats(name, scored, run.metrics, run.seconds))
-        coverages[name] = judge_coverage(r.judge_source for r in scored)
+        coverages[name] = judge_coverage([r.judge_source for r in scored], [r.judge_error or r.judge_reason for r in scored])
         calls = run.metrics.get("judge_calls")
         verdicts[name] = assess(scored, coverages[name], calls, run.seconds, args.seed).lines
         model = model or run.metrics.get("model")
@@ -318,7 +318,8 @@ def _group_modes(
     for s in short:
         label = "warning" if args.allow_fallback else "error"
         err.print(
-            f"{label}: {s.mode}: the judge decided {s.judged_share:.0%} of the members",
+            f"{label}: {s.mode}: "
+            + ((s.coverage and s.coverage.shortfall()) or f"the judge decided {s.judged_share:.0%} of the members"),
             markup=False,
             emoji=False,
         )
@@ -399,7 +400,11 @@ def main(argv: list[str] | None = None) -> int:
         judge_seconds=judge_run.seconds if judge_run else None,
         judge_calls=metrics["judge_calls"] if metrics else None,
         problems=loaded.problems,
-        coverage=judge_coverage(r.judge_source for r in scored) if judge_run else None,
+        coverage=(
+            judge_coverage([r.judge_source for r in scored], [r.judge_error or r.judge_reason for r in scored])
+            if judge_run
+            else None
+        ),
     )
     assessment = assess(scored, run.coverage, run.judge_calls, run.judge_seconds, args.seed)
     fit = _calibrated(args, config, scored, run.model, err) if args.calibrate else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.pipeline.result import JUDGE_DECIDED
 
@@ -25,6 +25,8 @@ __all__ = [
 
 DECIDED_WITHOUT_JUDGE = frozenset({"rule"})
 DEFAULT_MIN_JUDGED = 0.9
+SHOWN_REASONS = 3
+SHOWN_REASON_CHARS = 160
 
 
 class JudgeCoverage(BaseModel):
@@ -36,6 +38,10 @@ class JudgeCoverage(BaseModel):
     sent: int
     decided: int
     by_source: dict[str, int]
+    reasons: dict[str, int] = Field(
+        default_factory=dict,
+        description="why the rows sent to the judge got no verdict (their reason), most frequent first",
+    )
 
     @property
     def fraction(self) -> float:
@@ -53,9 +59,13 @@ class JudgeCoverage(BaseModel):
             for s in sorted(self.by_source)
             if s not in JUDGE_DECIDED | DECIDED_WITHOUT_JUDGE
         )
+        shown = list(self.reasons.items())[:SHOWN_REASONS]
+        why = "; ".join(f"{reason[:SHOWN_REASON_CHARS]} ({n})" for reason, n in shown)
+        if len(self.reasons) > SHOWN_REASONS:
+            why += f"; {len(self.reasons) - SHOWN_REASONS} other reason(s)"
         return (
             f"the judge decided {self.decided} of the {self.sent} rows sent to it ({self.fraction:.0%}); "
-            f"the others got no verdict ({missed})"
+            f"the others got no verdict ({missed})" + (f", because: {why}" if why else "")
         )
 
     def failure(self, min_judged: float) -> str | None:
@@ -65,13 +75,24 @@ class JudgeCoverage(BaseModel):
         return f"{self.shortfall()}; below --min-judged {min_judged:g} (--allow-fallback reports it anyway)"
 
 
-def judge_coverage(sources: Iterable[str | None]) -> JudgeCoverage:
-    """Count a judged run's rows by source (``None``: no judge result for the row)."""
-    counts = Counter(source or "missing" for source in sources)
+def judge_coverage(
+    sources: Iterable[str | None], reasons: Iterable[str | None] | None = None
+) -> JudgeCoverage:
+    """Count a judged run's rows by source (``None``: no judge result for the row) and, given each
+    row's ``reason`` in the same order, why those sent to the judge got no verdict."""
+    listed = list(sources)
+    counts = Counter(source or "missing" for source in listed)
     rows = sum(counts.values())
+    decided_elsewhere = JUDGE_DECIDED | DECIDED_WITHOUT_JUDGE
+    why = Counter(
+        reason or "no reason given"
+        for source, reason in zip(listed, reasons or (), strict=reasons is not None)
+        if (source or "missing") not in decided_elsewhere
+    )
     return JudgeCoverage(
         rows=rows,
         sent=rows - sum(counts[s] for s in DECIDED_WITHOUT_JUDGE),
         decided=sum(counts[s] for s in JUDGE_DECIDED),
         by_source=dict(counts),
+        reasons=dict(why.most_common()),
     )

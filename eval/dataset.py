@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from adapter.pipeline.conversations import message_text, prompt_text
 from eval.data_files import DataFileError, RecordError, read_records
-from judge_vllm.schemas import coerce_text, normalise_answer_type
+from judge_vllm.schemas import coerce_text, known_answer_type
 
 __all__ = [
     "EvalRow",
@@ -65,7 +65,7 @@ class EvalRow(BaseModel):
     @field_validator("answer_type", mode="before")
     @classmethod
     def _answer_type(cls, value: object) -> str | None:
-        return normalise_answer_type(value)
+        return known_answer_type(value)
 
     @field_validator("label", mode="before")
     @classmethod

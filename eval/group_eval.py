@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from adapter import BaseJudgeReward, RewardConfig, RewardDict, create_judge_reward
 from adapter.groups.settings import GroupSettings
+from eval.coverage import JUDGE_DECIDED, JudgeCoverage, judge_coverage
 from eval.dataset import EvalRow
 from eval.intervals import Array, Interval, bootstrap
 from eval.metrics import THRESHOLD
@@ -36,8 +37,8 @@ __all__ = [
     "parse_group_mode",
 ]
 
-JUDGED = ("judge", "cache")
 CONCURRENT_GROUPS = 4
+NO_FIGURE = "no figure"
 
 
 class GroupModeStats(BaseModel):
@@ -55,6 +56,7 @@ class GroupModeStats(BaseModel):
     judged_share: float
     seconds: float
     model: str | None = None
+    coverage: JudgeCoverage | None = None
 
 
 def parse_group_mode(text: str, base: GroupSettings | None) -> tuple[str, GroupSettings]:
@@ -96,7 +98,7 @@ def _ordering(rewards: Sequence[float | None], rows: Sequence[EvalRow]) -> tuple
 def judgments_behind(results: Sequence[RewardDict]) -> int:
     """Judge requests behind a group's rewards: distinct comparisons, or members judged alone."""
     shown = {tuple(c["shown"]) for r in results for c in (r.get("comparisons") or [])}
-    alone = sum(1 for r in results if r["source"] in JUDGED and not r.get("comparisons"))
+    alone = sum(1 for r in results if r["source"] in JUDGE_DECIDED and not r.get("comparisons"))
     return len(shown) + alone
 
 
@@ -155,8 +157,8 @@ def evaluate_group_modes(
         wins = np.array([w for w, _ in counts], dtype=float)
         pairs = np.array([p for _, p in counts], dtype=float)
         members = sum(len(g) for g in groups)
-        judged = sum(1 for results in scored for r in results if r["source"] in JUDGED)
-        sent = sum(1 for results in scored for r in results if r["source"] != "rule")
+        results = [r for group_results in scored for r in group_results]
+        coverage = judge_coverage([r["source"] for r in results], [r.get("error") or r.get("reason") for r in results])
         stats.append(
             GroupModeStats(
                 mode=name,
@@ -166,17 +168,20 @@ def evaluate_group_modes(
                 ordering_accuracy=_ratio(wins, pairs) if pairs.sum() else None,
                 interval=bootstrap(_ratio, wins, pairs, seed=seed),
                 judgments=sum(judgments_behind(results) for results in scored),
-                judged_share=judged / sent if sent else 0.0,
+                judged_share=coverage.fraction,
                 seconds=seconds,
                 model=model,
+                coverage=coverage,
             )
         )
     return stats
 
 
 def group_modes_markdown(stats: Sequence[GroupModeStats], data: str, min_judged: float = 0.9) -> str:
-    """The comparison table, with what it supports in plain words (modes whose judge decided less
-    than ``min_judged`` of what it was sent are no judge figures and are compared with nothing)."""
+    """The comparison table, with what it supports in plain words. A mode whose judge decided less
+    than ``min_judged`` of what it was sent has no figure in the table (its rewards are mostly
+    fallbacks: a rule's ordering under the judge's name), says why the judge failed, and is
+    compared with nothing."""
     model = next((s.model for s in stats if s.model), None)
     lines = [
         f"# Group modes on {data}",
@@ -190,17 +195,22 @@ def group_modes_markdown(stats: Sequence[GroupModeStats], data: str, min_judged:
     ]
     for s in stats:
         interval = f"{fmt(s.interval.low)}-{fmt(s.interval.high)}" if s.interval else "n/a"
+        accuracy = fmt(s.ordering_accuracy)
+        if s.judged_share < min_judged:
+            accuracy, interval = NO_FIGURE, ""
         lines.append(
-            f"| {s.mode} | {s.groups} | {s.members} | {s.pairs} | {fmt(s.ordering_accuracy)} | {interval} | "
+            f"| {s.mode} | {s.groups} | {s.members} | {s.pairs} | {accuracy} | {interval} | "
             f"{s.judgments} | {s.judged_share:.0%} | {s.seconds:.1f} |"
         )
     lines.append("")
-    low = [s.mode for s in stats if s.judged_share < min_judged]
-    if low:
-        lines.append(
-            f"No judge figures for {', '.join(low)}: the judge decided under {min_judged:.0%} of the members "
-            "sent to it (the rest are fallback rewards); they are compared with nothing below."
-        )
+    for s in stats:
+        if s.judged_share < min_judged:
+            why = s.coverage.shortfall() if s.coverage else None
+            lines.append(
+                f"No figure for {s.mode}: below --min-judged {min_judged:g}, "
+                f"{why or f'the judge decided {s.judged_share:.0%} of the members sent to it'}. Its rewards "
+                "are mostly fallbacks (a rule's ordering, not the judge's); it is compared with nothing below."
+            )
     overlapping = [s for s in stats if s.interval is not None and s.judged_share >= min_judged]
     if len(overlapping) >= 2:
         best = max(overlapping, key=lambda s: s.ordering_accuracy or 0.0)

@@ -18,11 +18,9 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
-import openai
-from openai._types import RequestOptions
 from pydantic import (
     ValidationError,
 )
@@ -49,6 +47,9 @@ from judge_vllm.schemas import (
     parse_completion_reply,
 )
 from judge_vllm.settings import JudgeClientConfig
+
+if TYPE_CHECKING:
+    from openai._types import RequestOptions
 
 __all__ = ["JudgeClient", "api_root"]
 
@@ -87,6 +88,8 @@ class JudgeClient:
         # extras (structured_outputs, logprob_token_ids, the batch endpoint, /tokenize) are POSTed
         # with it as raw JSON and come back as raw responses, read by pydantic TypedDicts. The
         # adapter's semaphore bounds concurrency, so the connection pool does not.
+        import openai  # here, not at import: 0.4 s that every reward worker would pay (BENCHMARKS.md)
+
         self._openai = openai.AsyncOpenAI(
             base_url=self._root + "/v1", api_key=key, max_retries=0, timeout=self.config.attempt_timeout_s
         )
@@ -198,6 +201,8 @@ class JudgeClient:
 
     async def health(self) -> ServerHealth:
         """Reachability and model of the judge server (never raises)."""
+        import openai  # loaded by __init__
+
         try:
             reply = await self._openai.get(self._root + "/health", cast_to=httpx.Response)
             ok = reply.status_code == 200
@@ -336,6 +341,8 @@ class JudgeClient:
     async def _call(self, send: Callable[[float], Awaitable[T]]) -> T:
         """Run one API call under the retry policy, errors mapped to the judge's tree. Each
         attempt may take ``request_timeout``, and never past what is left of ``judge_timeout``."""
+        import openai  # loaded by __init__
+
         started = time.monotonic()
         async for attempt in retrying(self.config.max_retries, self.config.judge_timeout):
             with attempt:

@@ -20,6 +20,8 @@ judge server in the circuit breaker; a bad input or a full local queue never doe
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from typing import ClassVar
 
 from judge_vllm.redaction import scrub
@@ -36,6 +38,7 @@ __all__ = [
     "JudgeTimeoutError",
     "JudgeUnavailableError",
     "QueueFullError",
+    "did_you_mean",
 ]
 
 
@@ -130,3 +133,9 @@ class JudgeReasoningCutError(JudgeParseError):
     """The judge's reply ended inside its reasoning: it never gave a verdict."""
 
     reason = "Judge reply cut inside its reasoning"
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """`` (did you mean 'X'?)`` for the known name closest to ``name`` (difflib), or ""."""
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -17,7 +17,6 @@ import time
 from collections.abc import Mapping
 
 import httpx
-import openai
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -70,6 +69,8 @@ def classify(err: Exception) -> JudgeError:
     """Map an openai/httpx exception to the judge's error tree (retryable or not)."""
     if isinstance(err, JudgeError):
         return err
+    import openai  # where it is used: importing the judge costs no openai (BENCHMARKS.md)
+
     if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
         return JudgeTimeoutError("timeout waiting for the judge server")
     if isinstance(err, openai.APIConnectionError):

@@ -9,6 +9,8 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, field_validator
 from typing_extensions import NotRequired, TypedDict
 
+from judge_vllm.errors import did_you_mean
+
 __all__ = [
     "AnswerType",
     "ChatChoice",
@@ -18,6 +20,7 @@ __all__ = [
     "ServerHealth",
     "Verdict",
     "coerce_text",
+    "known_answer_type",
     "normalise_answer_type",
     "parse_chat_reply",
     "parse_completion_reply",
@@ -37,7 +40,9 @@ class ServerHealth(TypedDict):
 
 
 class AnswerType(str, Enum):
-    """Answer types with a rubric of their own; any other string uses the default rubric."""
+    """Answer types with a rubric of their own. A ``JudgeRequest`` built by hand with any other
+    string uses the default rubric; the reward facade, the HTTP API and judge-eval refuse one
+    (``known_answer_type``)."""
 
     NUMBER = "NUMBER"
     MATH_EXPRESSIONS = "MATH_EXPRESSIONS"
@@ -75,6 +80,21 @@ def normalise_answer_type(value: object) -> str | None:
     if isinstance(value, AnswerType):
         return value.value
     return coerce_text(value, "answer_type").strip().upper() or None
+
+
+def known_answer_type(value: object) -> str | None:
+    """``value`` as an ``AnswerType`` name (case and surrounding spaces ignored), or None when
+    absent or blank (the type is inferred from the reference). Any other value (``"NUMBERS"``,
+    a number, a list) is a ``ValueError`` naming the closest known name: graded as free text, it
+    would pass unnoticed."""
+    name = normalise_answer_type(value)
+    known = [t.value for t in AnswerType]
+    if name is None or name in known:
+        return name
+    raise ValueError(
+        f"unknown answer_type {name[:64]!r}{did_you_mean(name, known)}: use one of "
+        f"{', '.join(known)}, or leave it out to have it inferred from the reference"
+    )
 
 
 def _new_request_id() -> str:

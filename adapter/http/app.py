@@ -39,6 +39,7 @@ from adapter.http.validation import (
     check_batch_length,
     check_group_size,
     check_one_group,
+    check_references,
     input_error_response,
     validation_error_response,
     validation_errors,
@@ -146,6 +147,8 @@ def create_app(
     @app.post("/judge")
     async def judge(item: JudgeItem, service: Service) -> JudgeResponse:
         """Score one completion."""
+        if service.reference_profile:
+            check_references([item], service.reference_profile, None)
         (result,) = await service.score([item])
         return JudgeResponse.from_result(result)
 
@@ -153,6 +156,8 @@ def create_app(
     async def batch_judge(batch: BatchJudgeRequest, service: Service) -> BatchJudgeResponse:
         """Score several completions in one adapter batch; responses in request order."""
         check_batch_length(len(batch.requests), service.settings.max_batch, "requests")
+        if service.reference_profile:
+            check_references(batch.requests, service.reference_profile, "requests")
         results = await service.score(batch.requests)
         return BatchJudgeResponse(responses=[JudgeResponse.from_result(r) for r in results])
 
@@ -162,6 +167,10 @@ def create_app(
         check_batch_length(len(group.items), service.settings.max_batch, "items")
         check_group_size(len(group.items), service.rewards.config.group, "items")
         check_one_group(group.items, "items")
+        group_settings = service.rewards.config.group
+        pointwise = group_settings is None or group_settings.mode == "pointwise"
+        if service.reference_profile and pointwise:  # comparisons need no reference
+            check_references(group.items, service.reference_profile, "items")
         results = await service.score_group(group.items)
         return JudgeGroupResponse(results=[GroupMemberResponse.from_result(r) for r in results])
 

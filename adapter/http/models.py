@@ -8,6 +8,7 @@ import uuid
 from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -21,7 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from adapter.pipeline.result import GroupComparison, RewardDict, Source
 from adapter.rubrics.criteria import MAX_CRITERIA, Criterion
-from judge_vllm.schemas import JudgeRequest
+from judge_vllm.schemas import JudgeRequest, known_answer_type
 from judge_vllm.settings import clean_api_key
 
 __all__ = [
@@ -68,9 +69,13 @@ def _no_lone_surrogate(value: object) -> object:
 UnicodeText = Annotated[str, BeforeValidator(_no_lone_surrogate)]
 """A string of Unicode scalar values (encodable as UTF-8): lone surrogates are a 422."""
 AnswerType = Annotated[
-    str, StringConstraints(max_length=MAX_ANSWER_TYPE_CHARS), BeforeValidator(_no_lone_surrogate)
+    str,
+    StringConstraints(max_length=MAX_ANSWER_TYPE_CHARS),
+    BeforeValidator(_no_lone_surrogate),
+    AfterValidator(known_answer_type),
 ]
-"""An ``answer_type`` (``NUMBER``, ``TEXT``, ... or any short label)."""
+"""An ``answer_type``: ``NUMBER``, ``MATH_EXPRESSIONS``, ``MULTIPLE_CHOICE`` or ``TEXT`` (any case);
+another name is a 422 naming the closest one."""
 
 
 class ApiSettings(BaseModel):

@@ -50,6 +50,9 @@ class JudgeService:
         self.rewards: BaseJudgeReward = (
             create_judge_reward(own) if backend is None else JudgeRewardSystem(own, backend=backend)
         )
+        profile = self.rewards.config.client_config().judge_profile()
+        # The profile that needs a reference, if the judge's does (docs/http_api.md: a 422).
+        self.reference_profile: str | None = profile.name if profile.needs_answer else None
         health_config = self.rewards.config.client_config().model_copy(
             update={"max_retries": 0, "judge_timeout": HEALTH_TIMEOUT_S}
         )

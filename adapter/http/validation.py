@@ -1,5 +1,6 @@
 """422 answers: pydantic errors as ``{field, message, type}`` without the input, the batch limit,
-a group of more than one prompt or more members than ``group.max_members``, and input the adapter refuses (``JudgeInputError``)."""
+a group of more than one prompt or more members than ``group.max_members``, a missing reference
+for a profile that needs one, and input the adapter refuses (``JudgeInputError``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ __all__ = [
     "check_batch_length",
     "check_group_size",
     "check_one_group",
+    "check_references",
     "input_error_response",
     "validation_error_response",
     "validation_errors",
@@ -73,6 +75,21 @@ def check_one_group(items: Sequence[JudgeItem], field: str) -> None:
                 raise RequestValidationError(
                     [{"loc": ("body", field, k, key), "msg": message, "type": "group"}]
                 )
+
+
+def check_references(items: Sequence[JudgeItem], profile: str, field: str | None) -> None:
+    """Raise a 422 naming the ``answer`` of the first item without one (absent or blank), for a
+    judge ``profile`` that needs a reference; an item with a ``rubric`` needs none. ``field`` is
+    the list the items came in (None: the body is the item). Python callers get reward 0, reason
+    ``no_reference``, and one warning: an HTTP client gets the answer at once."""
+    for k, item in enumerate(items):
+        if item.rubric is None and not item.answer.strip():
+            loc = ("body", "answer") if field is None else ("body", field, k, "answer")
+            message = (
+                f"required: profile {profile!r} judges against a reference answer (send answer, "
+                "or a rubric)"
+            )
+            raise RequestValidationError([{"loc": loc, "msg": message, "type": "missing"}])
 
 
 async def validation_error_response(request: Request, exc: Exception) -> JSONResponse:

@@ -2,32 +2,41 @@
 
 Text fields accept strings, numbers and None (-> ""); lone surrogates become U+FFFD.
 Anything that cannot be judged (a list as the completion, a batch item that is neither a
-dict nor a tuple) is an ``InvalidInput``: the facade answers it with a defined reward
-(0, source ``rule``, reason ``invalid_input``), never an exception.
+dict nor a tuple, an answer_type that is not one of ``AnswerType``) is an ``InvalidInput``:
+the facade answers it with a defined reward (0, source ``rule``, reason ``invalid_input``)
+whose explanation says what to fix, never an exception: such mistakes live in the data, row
+by row. A key no reward reads (``anwser``) is a mistake in the caller's code, the same in every
+row: ``JudgeInputError`` at the call, before anything is judged (the integrations never
+build one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from judge_vllm.errors import JudgeInputError
-from judge_vllm.schemas import JudgeRequest
+from judge_vllm.errors import JudgeInputError, did_you_mean
+from judge_vllm.schemas import JudgeRequest, known_answer_type
 
 __all__ = [
+    "ITEM_KEYS",
     "REQUEST_FIELDS",
     "InvalidInput",
     "RewardItem",
     "batch_items",
     "build_request",
+    "check_keys",
     "group_requests",
     "request_from_item",
 ]
 
 RewardItem = Mapping[str, object] | JudgeRequest | Sequence[object]
 REQUEST_FIELDS = ("prompt", "completion", "answer", "answer_type")
+ITEM_KEYS = (*REQUEST_FIELDS, "request_id", "rubric", "responses")
+"""Every key a reward reads, from a ``reward_batch`` item or as a keyword of ``reward``
+(``responses``: a comparison's responses, as ensembles hand a request on to their members)."""
 
 
 @dataclass(frozen=True)
@@ -47,10 +56,24 @@ def build_request(
     if request_id is not None:
         fields["request_id"] = request_id
     try:
+        fields["answer_type"] = known_answer_type(answer_type)
         return JudgeRequest.model_validate({**fields, "metadata": metadata})
     except ValidationError as err:
         problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
         return InvalidInput(_printable_id(request_id), problem)
+    except ValueError as err:
+        return InvalidInput(_printable_id(request_id), f"answer_type: {err}")
+
+
+def check_keys(keys: Iterable[object], where: str) -> None:
+    """``JudgeInputError`` for the first key no reward reads, with the closest known one: a typo
+    such as ``anwser`` would otherwise judge without a reference."""
+    for key in keys:
+        if key not in ITEM_KEYS:
+            hint = did_you_mean(key, ITEM_KEYS) if isinstance(key, str) else ""
+            raise JudgeInputError(
+                f"{where}: unknown key {key!r}{hint}; the keys are {', '.join(ITEM_KEYS)}"
+            )
 
 
 def request_from_item(item: object) -> JudgeRequest | InvalidInput:
@@ -73,14 +96,19 @@ def _printable_id(request_id: object) -> str:
 
 def batch_items(items: object) -> list[object]:
     """The items of a ``reward_batch`` call as a list; ``JudgeInputError`` when ``items`` is not a
-    collection of items (None, a number, a string, a single dict). Each item is checked later,
-    one by one: a bad item gets its own defined reward."""
+    collection of items (None, a number, a string, a single dict) or a dict item has a key no
+    reward reads. Each item's values are checked later, one by one: a bad value gets its own
+    defined reward."""
     if items is None or isinstance(items, str | bytes | Mapping) or not hasattr(items, "__iter__"):
         raise JudgeInputError(
             "reward_batch takes a list of items (dicts with prompt, completion, answer), "
             f"got {type(items).__name__}"
         )
-    return list(items)
+    listed = list(items)
+    for k, item in enumerate(listed):
+        if isinstance(item, Mapping):
+            check_keys(item, f"item {k}")
+    return listed
 
 
 def group_requests(items: object) -> list[JudgeRequest | InvalidInput]:

@@ -12,6 +12,10 @@ functions unevaluated, so the cost of each parsed side is bounded from its tree
 (``adapter.rules.cost``) before ``verify`` evaluates anything; a too costly pair is decided
 without evaluation: the same unevaluated expression is a match, anything else is refused
 (``TooCostly``).
+
+sympy and math-verify (0.3 s to import) are imported on the first check, in the caller's thread
+before the time bound starts (``adapter.rules.sympy_checks``): importing the reward costs
+neither (docs/BENCHMARKS.md, "Import time").
 """
 
 from __future__ import annotations
@@ -24,35 +28,13 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-import sympy
-from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
-
-from adapter.rules.cost import MAX_RESULT_DIGITS, too_costly
-
 __all__ = ["SymbolicTimeout", "TooCostly", "math_differs", "math_equal", "run_bounded"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_EXPRESSION_CHARS = 2000
-NUMERIC_REL_TOL = 1e-6
 REAP_INTERVAL_S = 0.05
-_CONFIGS = (LatexExtractionConfig(), ExprExtractionConfig())
-# Exact rational points at which two expressions are evaluated to prove them different.
-_PROBE_SHIFTS = (sympy.Rational(7, 13), sympy.Rational(-5, 11))
-_PROBE_DIGITS = 40
-_PROBE_REL_TOL = sympy.Float("1e-25", _PROBE_DIGITS)
-
-
-class _OwnTimeoutNotice(logging.Filter):
-    """Drop math-verify's "timeout is disabled" warning: run_bounded is the timeout."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Timeout is disabled")
-
-
-for _name in ("math_verify.parser", "math_verify.grader"):
-    logging.getLogger(_name).addFilter(_OwnTimeoutNotice())
 
 
 class SymbolicTimeout(Exception):
@@ -159,73 +141,18 @@ def run_bounded(fn: Callable[[], T], timeout_s: float) -> T:
     return box["value"]  # type: ignore[return-value]
 
 
-def _parse(text: str) -> list[object]:
-    parsed: list[object] = parse(text, extraction_config=_CONFIGS, parsing_timeout=None)
-    return parsed
-
-
-def _parse_answer(text: str) -> list[object]:
-    return _parse(text if "$" in text or "\\boxed" in text else f"${text}$")
-
-
-def _numbers_agree(gold: object, pred: object) -> bool:
-    """False when both are numbers that differ relatively by more than ``NUMERIC_REL_TOL``.
-    math-verify rounds to 6 decimals, so 1/2004! and 1/2006! would both be 0 for it."""
-    if not (isinstance(gold, sympy.Expr) and isinstance(pred, sympy.Expr)):
-        return True
-    if not (gold.is_number and pred.is_number):
-        return True
-    try:  # sympy floats: 1/2004! is far below the smallest machine float
-        g, p = gold.evalf(30), pred.evalf(30)
-        return bool(abs(g - p) <= NUMERIC_REL_TOL * sympy.Max(abs(g), abs(p)))
-    except (TypeError, ValueError, ArithmeticError):
-        return True  # an undecidable comparison (nan, zoo): math-verify's verdict stands
-
-
-def _verified(gold_parsed: list[object], pred_parsed: list[object]) -> bool:
-    if not gold_parsed or not pred_parsed:
-        return False
-    if any(too_costly(parsed) for parsed in (*gold_parsed, *pred_parsed)):
-        if gold_parsed[0] == pred_parsed[0]:  # structural: the same expression, not evaluated
-            return True
-        raise TooCostly(f"refused: evaluating could build a number with over {MAX_RESULT_DIGITS:,} digits")
-    if not verify(gold_parsed, pred_parsed, timeout_seconds=None):
-        return False
-    return _numbers_agree(gold_parsed[0], pred_parsed[0])
-
-
-def _equal(gold: str, pred: str) -> bool:
-    return _verified(_parse_answer(gold), _parse_answer(pred))
-
-
 def math_equal(gold: str, pred: str, timeout_s: float) -> bool:
     """Are ``gold`` and ``pred`` mathematically equivalent? Raises ``SymbolicTimeout`` or ``TooCostly``."""
     if len(gold) > MAX_EXPRESSION_CHARS or len(pred) > MAX_EXPRESSION_CHARS:
         return False
-    return run_bounded(lambda: _equal(gold, pred), timeout_s)
+    # Imported on first use, in the caller's thread: an asynchronous stop landing inside an
+    # import (under run_bounded) would leave a module half built.
+    from adapter.rules.sympy_checks import TOO_COSTLY, equal
 
-
-def _value_at(expr: sympy.Expr, point: dict[sympy.Symbol, sympy.Rational]) -> sympy.Expr | None:
-    value = expr.subs(point).evalf(_PROBE_DIGITS)
-    return value if value.is_number and value.is_finite else None
-
-
-def _differs(gold: str, pred: str) -> bool:
-    gold_parsed, pred_parsed = _parse_answer(gold), _parse_answer(pred)
-    if not gold_parsed or not pred_parsed:
-        return False
-    g, p = gold_parsed[0], pred_parsed[0]
-    if not (isinstance(g, sympy.Expr) and isinstance(p, sympy.Expr)) or too_costly(g) or too_costly(p):
-        return False
-    symbols = sorted(g.free_symbols | p.free_symbols, key=str)
-    for shift in _PROBE_SHIFTS:
-        point = {symbol: shift + sympy.Rational(i + 1, 3) for i, symbol in enumerate(symbols)}
-        g_value, p_value = _value_at(g, point), _value_at(p, point)
-        if g_value is None or p_value is None:
-            return False
-        if abs(g_value - p_value) > _PROBE_REL_TOL * max(1, abs(g_value), abs(p_value)):
-            return True
-    return False
+    verdict = run_bounded(lambda: equal(gold, pred), timeout_s)
+    if verdict is None:
+        raise TooCostly(TOO_COSTLY)
+    return verdict
 
 
 def math_differs(gold: str, pred: str, timeout_s: float) -> bool:
@@ -234,4 +161,6 @@ def math_differs(gold: str, pred: str, timeout_s: float) -> bool:
     Raises ``SymbolicTimeout``."""
     if len(gold) > MAX_EXPRESSION_CHARS or len(pred) > MAX_EXPRESSION_CHARS:
         return False
-    return run_bounded(lambda: _differs(gold, pred), timeout_s)
+    from adapter.rules.sympy_checks import differs  # on first use, as in math_equal
+
+    return run_bounded(lambda: differs(gold, pred), timeout_s)

@@ -14,6 +14,7 @@ import pytest
 
 from adapter import JudgeRewardSystem, RewardResult, create_judge_reward
 from adapter.ensemble import MultiJudge, aggregate_scores
+from judge_vllm.errors import JudgeInputError
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 
@@ -213,7 +214,7 @@ async def test_areward_from_a_foreign_event_loop(fake_judge, tmp_path):
         ({"completion": None}, "rule"),
         ({"completion": {"not": "text"}}, "rule"),
         ({"completion": 4}, "judge"),
-        ({"answer_type": "NOT_A_TYPE"}, "judge"),
+        ({"answer_type": "NOT_A_TYPE"}, "rule"),
         ({"completion": "x" * 1_000_000 + " so 4"}, "judge"),
     ],
 )
@@ -362,3 +363,53 @@ def test_reward_batch_of_something_that_is_not_a_list_says_so(tmp_path, items):
             rs.reward_batch(items)
         with pytest.raises(JudgeInputError, match="reward_batch takes a list of items"):
             asyncio.run(rs.areward_batch(items))
+
+
+# -- mistakes that would pass silently: one clear line each (issue 34) -------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda rs: rs.reward_batch([{"prompt": "What is 2+2?", "completion": "4", "anwser": "4"}]),
+        lambda rs: rs.reward("What is 2+2?", "4", anwser="4"),
+        lambda rs: asyncio.run(rs.areward_batch([{"prompt": "q", "completion": "4", "anwser": "4"}])),
+        lambda rs: rs.reward_group([{"prompt": "q", "completion": "4", "answer": "4", "answer_typ": "NUMBER"}]),
+    ],
+)
+def test_an_unknown_key_is_one_line_naming_the_key_and_the_closest_known_one(fake_judge, tmp_path, call):
+    with _system(fake_judge.url, tmp_path) as rs, pytest.raises(JudgeInputError) as raised:
+        call(rs)
+    message = str(raised.value)
+    assert "unknown key 'anw" in message or "unknown key 'answer_typ'" in message
+    assert "did you mean 'answer" in message and "prompt, completion, answer, answer_type" in message
+    assert "\n" not in message
+    assert sum(fake_judge.counts.values()) == 0  # refused before anything was judged
+
+
+def test_an_unknown_answer_type_is_a_defined_reward_that_says_the_closest_name(fake_judge, tmp_path, caplog):
+    items = [
+        {"prompt": "What is 2+2?", "completion": "The answer is 4", "answer": "4", "answer_type": t}
+        for t in ("NUMBERS", " number ", None, "free text")
+    ]
+    with caplog.at_level(logging.WARNING, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
+        results = rs.reward_batch(items)
+    assert [r["reason"] for r in results] == ["invalid_input", None, None, "invalid_input"]
+    assert [r["reward"] for r in results] == [0.0, 1.0, 1.0, 0.0]
+    assert "'NUMBERS' (did you mean 'NUMBER'?)" in results[0]["explanation"]
+    assert "NUMBER, MATH_EXPRESSIONS, MULTIPLE_CHOICE, TEXT" in results[3]["explanation"]
+    assert len([r for r in caplog.records if "invalid_input" in r.getMessage()]) == 1
+
+
+def test_rows_without_a_reference_keep_their_reward_and_log_one_warning(fake_judge, tmp_path, caplog):
+    items = [{"prompt": f"What is {i}+{i}?", "completion": str(2 * i)} for i in range(5)]
+    with caplog.at_level(logging.WARNING, logger="JudgeReward"):
+        with _system(fake_judge.url, tmp_path) as rs:
+            first = rs.reward_batch(items)
+            rs.reward("What is 1+1?", "2", "")
+        with _system(fake_judge.url, tmp_path) as other:
+            other.reward("What is 1+1?", "2")
+    assert {(r["reward"], r["reason"]) for r in first} == {(0.0, "no_reference")}
+    warned = [r.getMessage() for r in caplog.records if "no_reference" in r.getMessage()]
+    assert len(warned) == 2  # one per reward system, not one per row
+    assert "'rubric' needs one" in warned[0] and "pass the reference as answer" in warned[0]

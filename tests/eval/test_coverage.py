@@ -30,6 +30,19 @@ def test_shortfall_names_what_the_undecided_rows_got():
     )
 
 
+def test_shortfall_says_why_the_judge_gave_no_verdict_most_frequent_first():
+    sources = ["judge", "rule_fallback", "error", "rule_fallback", "rule", "rule_fallback"]
+    reasons = [None, "Timeout waiting for results", "Invalid judge output", "Timeout waiting for results",
+               "cascade", None]  # fmt: skip
+    coverage = judge_coverage(sources, reasons)
+    assert coverage.reasons == {"Timeout waiting for results": 2, "Invalid judge output": 1, "no reason given": 1}
+    assert coverage.shortfall().endswith(
+        "because: Timeout waiting for results (2); Invalid judge output (1); no reason given (1)"
+    )
+    many = judge_coverage(["error"] * 5, [f"reason {k}" for k in range(5)])
+    assert many.shortfall().endswith("reason 2 (1); 2 other reason(s)")
+
+
 def test_full_coverage_has_no_shortfall():
     assert judge_coverage(["judge", "cache", "rule"]).shortfall() is None
 

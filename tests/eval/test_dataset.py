@@ -22,6 +22,7 @@ GOOD = {"prompt": "p", "completion": "c", "answer": "a"}
         (json.dumps({**GOOD, "label": 2}), "label"),
         (json.dumps({**GOOD, "label": -0.5}), "label"),
         (json.dumps({**GOOD, "answer_type": ["NUMBER"]}), "answer_type"),
+        (json.dumps({**GOOD, "answer_type": "NUMBERS"}), "answer_type: Value error, unknown answer_type 'NUMBERS' (did you mean 'NUMBER'?)"),
     ],
 )
 def test_malformed_lines_say_why(text, problem):

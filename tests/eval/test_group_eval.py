@@ -7,6 +7,7 @@ from adapter import JudgeRewardSystem, RewardConfig
 from eval.cli import main
 from eval.dataset import EvalRow
 from eval.group_eval import evaluate_group_modes, group_modes_markdown, labelled_groups, parse_group_mode
+from judge_vllm.errors import JudgeParseError
 from judge_vllm.testing.fake_backend import ComparingBackend
 
 
@@ -63,8 +64,28 @@ def test_a_mode_the_judge_did_not_decide_is_reported_and_compared_with_nothing()
     stats = _evaluate(lambda text: text.count("+"))
     failed = stats[1].model_copy(update={"judged_share": 0.2})
     text = group_modes_markdown([stats[0], failed, stats[2]], "data.jsonl", 0.9)
-    assert "No judge figures for pairwise" in text
+    assert "No figure for pairwise" in text
     assert "pairwise orders better" not in text
+
+
+def test_a_mode_whose_judge_failed_shows_no_figure_in_the_table_and_says_why():
+    config = RewardConfig(reward_timeout=5, batch_wait=0.01)
+
+    def judge(config):
+        backend = ComparingBackend(lambda text: text.count("+"), ranks=config.group.mode == "listwise")
+        if config.group.mode == "listwise":  # a judge that cannot write a ranking
+            backend.fail_with = JudgeParseError("no ranking in the reply")
+        return JudgeRewardSystem(config, backend=backend)
+
+    modes = [parse_group_mode(m, None) for m in ("pairwise", "listwise")]
+    stats = evaluate_group_modes(labelled_groups(ROWS), config, modes, make_judge=judge)
+    text = group_modes_markdown(stats, "data.jsonl", 0.9)
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in text.splitlines() if line.startswith("| ")}
+    assert stats[1].judged_share == 0.0 and stats[1].ordering_accuracy is not None  # the rule's ordering
+    assert rows["listwise"][4] == "no figure" and rows["listwise"][5] == ""
+    assert rows["pairwise"][4] == "1.000"
+    assert "No figure for listwise: below --min-judged 0.9, the judge decided 0 of the 5 rows" in text
+    assert "because: no comparison of this member could be judged: no ranking in the reply (5)" in text
 
 
 def test_a_schedule_and_a_bad_mode_are_read_from_the_name():
@@ -96,5 +117,7 @@ def test_the_cli_exits_3_when_the_judge_did_not_judge(tmp_path, write_jsonl, cap
     code = main(["--data", str(data), "--config", str(config), "--out", str(tmp_path / "o"),
                  "--group-modes", "pairwise", "--no-progress"])  # fmt: skip
     assert code == 3
-    assert "No judge figures for pairwise" in (tmp_path / "o" / "groups.md").read_text()
-    assert "error: pairwise: the judge decided 0%" in capsys.readouterr().err
+    assert "No figure for pairwise" in (tmp_path / "o" / "groups.md").read_text()
+    err = capsys.readouterr().err
+    assert "error: pairwise: the judge decided 0 of the 2 rows sent to it (0%)" in err
+    assert "cannot connect to the judge server" in err
