@@ -67,6 +67,8 @@ NOT_RUN = {
     "judge-vllm serve": "starts vLLM (over a minute); the e2e tier's judge is this server, started by tests/conftest.py",
     "judge-eval --data eval/data/sample.jsonl --config q-8891": "the 1.5B judge's measurement (its config block loads below)",
     "judge-eval --data eval/data/sample.jsonl --config /tmp/measure.yaml": "four profiles x two strategies on the whole sample: 20 s on the fake judge (its heredoc config loads below)",
+    "judge-eval --data eval/data/sample.jsonl --config /tmp/q15.yaml": "the 1.5B judge's profile measurement: three profiles x two strategies (its heredoc config loads below)",
+    "judge-eval --data eval/data/adversarial.jsonl --config /tmp/q15.yaml": "the same measurement on the adversarial rows",
     "judge-bench --replicas": "a benchmark of replica pools (minutes); --real-replicas needs two vLLM servers",
     "python -m verl.trainer.main_ppo": "a verl training run; tests/adapter/integrations/test_verl.py runs verl's reward code",
     "python -m openrlhf.cli.train_ppo_ray": "an OpenRLHF training run (Ray, a policy model)",
