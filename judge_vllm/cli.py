@@ -25,7 +25,7 @@ from judge_vllm.errors import JudgeError
 from judge_vllm.extras import report_missing_extra
 from judge_vllm.model_prep import DEFAULT_MODELS_DIR, EMBEDDED_MODELS, prepare_model
 from judge_vllm.schemas import AnswerType, JudgeRequest
-from judge_vllm.settings import JudgeClientConfig
+from judge_vllm.settings import DEFAULT_PROFILE, VERDICT_PROFILE, JudgeClientConfig
 
 __all__ = [
     "Command",
@@ -132,7 +132,11 @@ def add_server_commands(sub: Subcommands) -> None:
         help="verdict: a JSON score with the judge's explanation; fast: one constrained token (default: verdict"
         " here, to show why; reward configs default to mode: fast)",
     )
-    judge.add_argument("--profile", default="rubric", help="a bundled judge profile or a profile folder")
+    judge.add_argument(
+        "--profile",
+        help=f"a bundled judge profile or a profile folder (default: {VERDICT_PROFILE} with --mode verdict, "
+        f"else {DEFAULT_PROFILE})",
+    )
     judge.add_argument("--max-tokens", type=int, help="the judge's token budget (default: the profile's)")
     judge.add_argument("--prompt", required=True, help="the question the policy answered")
     judge.add_argument("--completion", required=True, help="the policy's answer, to be judged")

@@ -17,10 +17,14 @@ from judge_vllm.profiles import JudgeProfile, ScoreRubric, load_profile
 from judge_vllm.redaction import redact_url, register_secret, register_url_secrets
 from judge_vllm.renamed_keys import rename_deprecated_keys
 
-__all__ = ["REQUEST_TIMEOUT_SHARE", "JudgeClientConfig", "check_judge_url", "clean_api_key"]
+__all__ = ["DEFAULT_PROFILE", "REQUEST_TIMEOUT_SHARE", "VERDICT_PROFILE", "JudgeClientConfig", "check_judge_url", "clean_api_key"]
 
 # Default share of ``judge_timeout`` one HTTP attempt may take: a hung attempt leaves room for two more.
 REQUEST_TIMEOUT_SHARE = 1 / 3
+# The default profile, chosen by measurement (docs/eval.md "Which profile by default"), and the
+# one profile with a JSON verdict mode (mode: verdict).
+DEFAULT_PROFILE = "binary"
+VERDICT_PROFILE = "rubric"
 JSON_OVERHEAD_TOKENS = 24
 ASPECT_TOKENS = 24
 
@@ -124,7 +128,9 @@ class JudgeClientConfig(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="the judge's sampling temperature")
     seed: int | None = Field(default=0, description="the judge's sampling seed")
     profile: str = Field(
-        default="rubric", description="a bundled judge profile, or a profile folder / profile.yaml"
+        default=DEFAULT_PROFILE,
+        description="a bundled judge profile, or a profile folder / profile.yaml; "
+        f"default {DEFAULT_PROFILE} ({VERDICT_PROFILE} with mode: verdict)",
     )
     max_tokens: int | None = Field(
         default=None, ge=1, le=262_144, description="the judge's token budget; None = the profile's"
@@ -142,6 +148,15 @@ class JudgeClientConfig(BaseModel):
     @classmethod
     def _renamed_keys(cls, data: Any) -> Any:
         return rename_deprecated_keys(data, cls.RENAMED_KEYS, cls.__name__)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_mode_profile(cls, data: Any) -> Any:
+        """No profile (or ``None``) is the default one; with ``mode: verdict``, the one that has it."""
+        if not isinstance(data, Mapping) or data.get("profile") is not None:
+            return data
+        default = VERDICT_PROFILE if data.get("mode") == "verdict" else DEFAULT_PROFILE
+        return {**data, "profile": default}
 
     @field_validator("model", mode="before")
     @classmethod
@@ -185,10 +200,16 @@ class JudgeClientConfig(BaseModel):
 
     @model_validator(mode="after")
     def _profile_inputs(self) -> JudgeClientConfig:
-        if load_profile(self.profile).needs_score_rubric and self.score_rubric is None:
+        profile = load_profile(self.profile)
+        if profile.needs_score_rubric and self.score_rubric is None:
             raise ValueError(
                 f"profile {self.profile!r} grades against a rubric: give score_rubric "
                 "{criteria, score1_description, ..., score5_description}"
+            )
+        if self.mode == "verdict" and not profile.verdict_mode:
+            raise ValueError(
+                f"mode: verdict asks for a JSON score and explanation, and profile {self.profile!r} "
+                f"answers with a label only: drop mode, or use profile: {VERDICT_PROFILE}"
             )
         return self
 

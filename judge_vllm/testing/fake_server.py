@@ -71,6 +71,16 @@ def _count_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(len(m["content"]) + 8 for m in messages)
 
 
+# As in a real vocabulary, the binary profile's labels are one token each (ids past Unicode's).
+_WORD_TOKENS = {"Yes": 0x110000, "No": 0x110001}
+_WORDS_BY_TOKEN = {token: word for word, token in _WORD_TOKENS.items()}
+
+
+def _tokens(text: str) -> list[int]:
+    """The fake tokenizer: a label word alone is one token; any other text one per character."""
+    return [_WORD_TOKENS[text]] if text in _WORD_TOKENS else [ord(c) for c in text]
+
+
 def _fake_score(messages: list[dict[str, Any]]) -> int:
     user = messages[-1]["content"] if messages else ""
     ref = _REFERENCE.search(user)
@@ -210,11 +220,11 @@ class FakeJudgeServer:
         if path in ("/tokenize", "/detokenize") and not self.plan.tokenize:
             return 404, {"error": {"message": "Not Found"}}
         if path == "/tokenize":
-            tokens = [ord(c) for c in body["prompt"]] if "prompt" in body else []
+            tokens = _tokens(body["prompt"]) if "prompt" in body else []
             count = _count_tokens(body["messages"]) if "messages" in body else len(tokens)
             return 200, {"count": count, "max_model_len": self.plan.max_model_len, "tokens": tokens}
         if path == "/detokenize":
-            return 200, {"prompt": "".join(chr(t) for t in body["tokens"])}
+            return 200, {"prompt": "".join(_WORDS_BY_TOKEN.get(t) or chr(t) for t in body["tokens"])}
         if path not in ("/v1/chat/completions", "/v1/chat/completions/batch", "/v1/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
         if path.endswith("/batch") and not self.plan.batch_endpoint:

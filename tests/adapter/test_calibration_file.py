@@ -17,7 +17,7 @@ from judge_vllm.errors import JudgeConfigError
 STEP = CalibrationCurve(method="isotonic", rows=40, threshold=0.5, knots=[(0.2, 0.1), (0.8, 0.7)])
 
 
-def _file(tmp_path, model="fake-judge", profile="rubric", mode="fast", curves=None):
+def _file(tmp_path, model="fake-judge", profile="binary", mode="fast", curves=None):
     calibration = CalibrationFile(model=model, profile=profile, mode=mode, curves=curves or {"*": STEP})
     path = tmp_path / "calib.json"
     path.write_text(calibration.model_dump_json())
@@ -60,7 +60,7 @@ def test_answer_types_fall_back_to_the_any_curve():
     ids=["other-profile", "other-mode", "other-model"],
 )
 def test_a_calibration_for_another_judge_is_refused_when_the_system_is_built(tmp_path, judge, message):
-    path, _ = _file(tmp_path)
+    path, _ = _file(tmp_path, profile="rubric")
     config = {"model": None, "profile": "rubric", "mode": "fast", **judge}
     with pytest.raises(JudgeConfigError, match=message) as caught:
         load_calibration_file(path, config["model"], config["profile"], config["mode"])
@@ -99,7 +99,7 @@ def test_a_calibration_file_larger_than_the_bound_is_refused_unparsed(tmp_path):
     with path.open("a") as stream:
         stream.write(" " * MAX_CALIBRATION_FILE_BYTES)  # still valid JSON, but no calibration is this large
     with pytest.raises(JudgeConfigError, match=f"larger than {MAX_CALIBRATION_FILE_BYTES} bytes"):
-        load_calibration_file(path, "fake-judge", "rubric", "fast")
+        load_calibration_file(path, "fake-judge", "binary", "fast")
 
 
 def _system(fake_judge, tmp_path, calibration_path, **extra):

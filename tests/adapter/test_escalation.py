@@ -40,7 +40,7 @@ def _judged_items(server):
 
 def test_only_rewards_in_the_band_reach_the_second_judge(fake_judge, second_judge, tmp_path):
     # The second judge pays 0.8 where the fake would pay 1: its rewards are visible as such.
-    calibration = CalibrationFile(model="second-judge", profile="rubric", mode="fast",
+    calibration = CalibrationFile(model="second-judge", profile="binary", mode="fast",
                                   curves={"*": CalibrationCurve(method="isotonic", rows=9, threshold=0.5, knots=[(0.0, 0.1), (1.0, 0.8)])})  # fmt: skip
     path = tmp_path / "calib.json"
     path.write_text(calibration.model_dump_json())

@@ -132,8 +132,8 @@ def test_logged_inputs_are_cut(fake_judge, tmp_path):
     assert f"[... {len(long) - 200} chars cut ...]" in line["completion"]
     assert len(line["prompt"]) < 260 and line["answer"] == "4"
     assert line["request_id"] == "r1" and line["source"] == "judge" and line["model"] == "fake-judge"
-    assert line["reward"] == line["score"] == 1.0 and line["label"] == "5" and line["confidence"] == 1.0
-    assert line["answer_type"] == "NUMBER" and line["profile"] == "rubric" and line["mode"] == "fast"
+    assert line["reward"] == line["score"] == 1.0 and line["label"] == "Yes" and line["confidence"] == 1.0
+    assert line["answer_type"] == "NUMBER" and line["profile"] == "binary" and line["mode"] == "fast"
     assert line["time"].endswith("Z") and line["latency_ms"] > 0
 
 

@@ -162,7 +162,7 @@ def test_labels_of_several_tokens_use_the_sampled_label_without_a_logprob_warnin
 
 
 def _word_tokenizer(folder):
-    """A tiny local tokenizer: one token per word (so each rubric label is one token)."""
+    """A tiny local tokenizer: one token per word (so each label is one token)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -183,7 +183,7 @@ def test_a_local_tokenizer_gives_label_probabilities_behind_a_server_without_tok
     with _system(fake_judge.url, tmp_path, use_cache=False, tokenizer=tokenizer) as rs:
         result = rs.reward("q", "The answer is 7", "7")
         metrics = rs.get_metrics()
-    assert fake_judge.last_body["logprob_token_ids"] == [1, 2, 3, 4, 5]
+    assert fake_judge.last_body["logprob_token_ids"] == [6, 7]  # Yes, No
     assert result["confidence"] == 1.0 and metrics["coarse_fast_verdicts"] == 0
 
 

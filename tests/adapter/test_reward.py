@@ -412,4 +412,4 @@ def test_rows_without_a_reference_keep_their_reward_and_log_one_warning(fake_jud
     assert {(r["reward"], r["reason"]) for r in first} == {(0.0, "no_reference")}
     warned = [r.getMessage() for r in caplog.records if "no_reference" in r.getMessage()]
     assert len(warned) == 2  # one per reward system, not one per row
-    assert "'rubric' needs one" in warned[0] and "pass the reference as answer" in warned[0]
+    assert "'binary' needs one" in warned[0] and "pass the reference as answer" in warned[0]

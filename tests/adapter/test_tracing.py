@@ -57,7 +57,7 @@ def test_one_client_span_per_judge_batch_with_its_attributes(fake_judge, tmp_pat
     assert attributes == {
         "judge.batch_size": 3,
         "judge.model": "fake-judge",
-        "judge.profile": "rubric",
+        "judge.profile": "binary",
         "judge.endpoint": "/v1/chat/completions/batch",
         "judge.outcome": "ok",
         "judge.failed_items": 0,

@@ -179,7 +179,7 @@ def test_calibrate_round_trip_fit_then_config_then_rewards_as_fitted(
     argv = ["--data", str(data), "--no-progress", "--config"]
     assert main([*argv, str(config), "--out", str(tmp_path / "fit"), "--calibrate", str(calib)]) == 0
     calibration = CalibrationFile.model_validate_json(calib.read_text())
-    assert (calibration.model, calibration.profile, calibration.mode) == ("fake-judge", "rubric", "fast")
+    assert (calibration.model, calibration.profile, calibration.mode) == ("fake-judge", "binary", "fast")
     assert "## Calibration" in (tmp_path / "fit" / "report.md").read_text()
     assert "cross-validation, held-out rows only" in capsys.readouterr().out
 
@@ -201,7 +201,7 @@ def test_a_calibration_for_another_profile_stops_judge_eval_with_the_reason(
     tmp_path, write_jsonl, write_config, fake_judge, capsys
 ):
     calib = tmp_path / "calib.json"
-    calib.write_text(json.dumps({"model": None, "profile": "binary", "mode": "fast",
+    calib.write_text(json.dumps({"model": None, "profile": "rubric", "mode": "fast",
                                  "curves": {"*": {"method": "platt", "rows": 9, "threshold": 0.5, "slope": 1, "intercept": 0}}}))  # fmt: skip
     data = write_jsonl(tmp_path / "d.jsonl", _labelled_rows(8))
     config = write_config(
@@ -211,7 +211,7 @@ def test_a_calibration_for_another_profile_stops_judge_eval_with_the_reason(
         main(["--data", str(data), "--no-progress", "--config", str(config), "--out", str(tmp_path / "o")])
         == 2
     )
-    assert "fitted for profile 'binary'" in capsys.readouterr().err
+    assert "fitted for profile 'rubric'" in capsys.readouterr().err
 
 
 def test_calibrate_on_too_few_rows_is_exit_2_after_writing_the_report(

@@ -163,9 +163,9 @@ def test_dead_judge_fails_every_compared_variant(tmp_path, rows, write_jsonl, wr
     code = _run(data, tmp_path / "out", "--config", str(config), "--strategies", "judge,cascade")
     assert code == 3
     err = capsys.readouterr().err
-    assert "error: rubric-judge: the judge decided 0 of" in err
+    assert "error: binary-judge: the judge decided 0 of" in err
     compare = (tmp_path / "out" / "compare.md").read_text()
-    assert compare.index("**Warning: rubric-judge**") < compare.index("| variant |")
+    assert compare.index("**Warning: binary-judge**") < compare.index("| variant |")
 
 
 def test_partly_failing_judge_passes_above_min_judged_with_the_fact_on_top(

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from pydantic import ValidationError
 
 from judge_vllm.contract import label_verdict, ranking_regex, ranking_verdict
 from judge_vllm.errors import JudgeConfigError, JudgeInputError, JudgeParseError, JudgeReasoningCutError
@@ -183,9 +184,16 @@ def test_bad_user_profiles_are_clear_config_errors(tmp_path, yaml_text, message)
         load_profile(str(tmp_path / "profile.yaml"))
 
 
-def test_verdict_mode_switches_only_profiles_that_support_it():
+def test_verdict_mode_on_a_profile_without_one_is_a_clear_error():
     assert JudgeClientConfig(profile="rubric", mode="verdict").judge_profile().output == "json"
-    assert JudgeClientConfig(profile="compassverifier", mode="verdict").judge_profile().output == "label"
+    with pytest.raises(ValidationError, match="profile 'compassverifier' answers with a label only"):
+        JudgeClientConfig(profile="compassverifier", mode="verdict")
+
+
+@pytest.mark.parametrize(("given", "profile"), [({}, "binary"), ({"mode": "verdict"}, "rubric"),
+                                                ({"profile": None}, "binary")])  # fmt: skip
+def test_the_default_profile_is_binary_and_rubric_for_a_verdict(given, profile):
+    assert JudgeClientConfig(**given).profile == profile
 
 
 def test_a_label_followed_by_an_end_of_text_token_is_still_weighed():

@@ -39,7 +39,7 @@ def test_judge_answers_with_the_seed_fields(api):
     body = reply.json()
     assert set(body) == SEED_FIELDS
     assert (body["score"], body["request_id"], body["source"]) == (1.0, "unique_id", "judge")
-    assert body["explanation"].startswith("expected score 5.00/5") and body["metadata"]["latency"] > 0
+    assert body["explanation"].startswith("expected reward 1.00: P(Yes)=1.00") and body["metadata"]["latency"] > 0
 
 
 def test_request_id_is_generated_when_absent_and_numbers_are_answers(api):
@@ -108,13 +108,13 @@ def test_upstream_down_gives_an_explicit_error_or_a_rule_fallback(reward_config,
         ("/judge", {"prompt": "p", "completion": "c", "anwser": "4"}, "anwser", "Extra inputs"),
         ("/judge", {"prompt": ["p"], "completion": "c"}, "prompt", "valid string"),
         ("/judge", {"prompt": "p", "completion": "c", "answer_type": "X" * 65}, "answer_type", "at most 64"),
-        ("/judge", {"prompt": "p", "completion": "c"}, "answer", "profile 'rubric' judges against a reference"),
+        ("/judge", {"prompt": "p", "completion": "c"}, "answer", "profile 'binary' judges against a reference"),
         ("/judge", {"prompt": "p", "completion": "c", "answer": " "}, "answer", "send answer, or a rubric"),
         (
             "/batch_judge",
             {"requests": [_item("p", "c", "4"), {"prompt": "p", "completion": "c"}]},
             "requests[1].answer",
-            "required: profile 'rubric'",
+            "required: profile 'binary'",
         ),
         (
             "/judge",

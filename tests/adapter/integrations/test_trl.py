@@ -178,7 +178,7 @@ def test_scores_the_group_in_one_batch(fake_judge, tmp_path, conversational):
     assert set(kwargs.extra) == set(EXTRA_COLUMNS)
     assert kwargs.extra["judge_source"] == ["judge"] * 4 and kwargs.extra["judge_reason"] == [None] * 4
     # fast mode explains with the label probabilities
-    assert [e.startswith("expected score") for e in kwargs.extra["judge_explanation"]] == [True] * 4
+    assert [e.startswith("expected reward") for e in kwargs.extra["judge_explanation"]] == [True] * 4
     assert kwargs.metrics["judge/cache_hit_rate"] == 0.0 and kwargs.metrics["judge/none_rate"] == 0.0
     assert kwargs.metrics["judge/latency_ms_mean"] > 0.0
 
