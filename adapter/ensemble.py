@@ -12,16 +12,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import statistics
+from collections.abc import Iterable
 
 from adapter.config import ConfigLike, RewardConfig
 from adapter.observability.metrics_dict import MetricsDict
 from adapter.pipeline.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
-from judge_vllm.errors import JudgeUnavailableError
+from judge_vllm.errors import JudgeError, JudgeUnavailableError
 from judge_vllm.redaction import redact_url
 from judge_vllm.schemas import JudgeRequest, Verdict
 
-__all__ = ["MultiJudge", "aggregate_scores"]
+__all__ = ["MultiJudge", "aggregate_scores", "first_answer"]
 
 logger = logging.getLogger("JudgeReward")
 REPLICAS_HINT = (
@@ -37,6 +38,18 @@ def aggregate_scores(scores: list[float], how: str) -> float:
     if how == "vote":
         return 1.0 if sum(s >= 0.5 for s in scores) * 2 > len(scores) else 0.0
     return float(statistics.fmean(scores))
+
+
+async def first_answer(judges: Iterable[BaseJudgeReward], request: JudgeRequest) -> Verdict:
+    """A part judgment (a criterion, a comparison) by the first judge that answers, in order: a
+    ranking has no mean, and a part is no reward to aggregate or escalate. Raises the first error."""
+    errors: list[JudgeError] = []
+    for judge in judges:
+        judged = await judge._member_judgment(request)
+        if isinstance(judged.outcome, Verdict):
+            return judged.outcome
+        errors.append(judged.outcome)
+    raise errors[0]
 
 
 class MultiJudge(BaseJudgeReward):
@@ -66,8 +79,11 @@ class MultiJudge(BaseJudgeReward):
         }
 
     async def _request_judge(self, request: JudgeRequest) -> Verdict:
-        """Every member's reward for the request, aggregated (fails when no member judged)."""
-        fields = request.model_dump(exclude={"metadata", "final_answer"})
+        """Every member's reward for the request, aggregated (fails when no member judged); a part
+        judgment, the first member's that answers."""
+        if request.profile is not None:
+            return await first_answer(self.judges.values(), request)
+        fields = request.model_dump(exclude={"metadata", "final_answer", "profile"})
         results = await asyncio.gather(*(judge.areward(**fields) for judge in self.judges.values()))
         self._check_same_model()
         per_judge = {redact_url(url): judged_reward(r) for url, r in zip(self.judges, results, strict=True)}

@@ -13,6 +13,7 @@ asked or not answered); ``get_metrics()`` adds ``escalations`` and each judge's 
 from __future__ import annotations
 
 from adapter.config import ConfigLike, RewardConfig
+from adapter.ensemble import first_answer
 from adapter.observability.metrics_dict import MetricsDict
 from adapter.pipeline.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
@@ -56,8 +57,11 @@ class EscalatingJudge(BaseJudgeReward):
         self.escalations = 0
 
     async def _request_judge(self, request: JudgeRequest) -> Verdict:
-        """The first judge's reward, or the second's where the first's is in the band."""
-        fields = request.model_dump(exclude={"metadata", "final_answer"})
+        """The first judge's reward, or the second's where the first's is in the band; a part
+        judgment (a criterion, a comparison), the first judge's."""
+        if request.profile is not None:
+            return await first_answer([self.first], request)
+        fields = request.model_dump(exclude={"metadata", "final_answer", "profile"})
         first = await self.first.areward(**fields)
         first_reward = judged_reward(first)
         if first_reward is None:

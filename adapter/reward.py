@@ -25,9 +25,8 @@ import concurrent.futures
 import contextlib
 import inspect
 import logging
-import threading
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Sequence
 from typing import TypeGuard, TypeVar
 
 from adapter.cache.keys import cache_key
@@ -36,9 +35,10 @@ from adapter.config import ConfigLike, RewardConfig
 from adapter.dispatch.breaker import BreakerState, CircuitBreaker
 from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
 from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.dispatch.judgments import Judged
 from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.replicas import ReplicaPool
-from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores, comparison_config
+from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
 from adapter.groups.settings import GroupSettings
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
@@ -63,7 +63,7 @@ from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_string
 from adapter.pipeline.result import RewardDict, RewardResult
 from adapter.rubrics import parse_rubric
 from adapter.rubrics.criteria import VETO_NOT_JUDGED
-from adapter.rubrics.judge import RubricJudge, criterion_config, item_profile
+from adapter.rubrics.judge import RubricJudge, item_profile
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (
@@ -93,6 +93,9 @@ DISCOVERY = "model discovery"  # its failures' kind in the repeat counter
 # Completions longer than this are pre-checked off the event loop (a 15 KB one takes ~3 ms).
 INLINE_PRECHECK_CHARS = 2_000
 CLOSE_GRACE_S = 10.0
+# A group's comparisons hold at most this share of what the judge may have in flight (calls of
+# max_batch_size items): single judgments keep the rest while a large group runs.
+GROUP_CALL_SHARE = 0.5
 
 
 class BaseJudgeReward:
@@ -134,9 +137,8 @@ class BaseJudgeReward:
         self._start_lock: asyncio.Lock | None = None
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[object]] = set()
-        self._rubric_judge: RubricJudge | None = None
-        self._side_judges_lock = threading.Lock()
-        self._group_judge: GroupJudge | None = None
+        self._rubric_judge = RubricJudge(self._judge_parts)
+        self._comparisons_in_flight = asyncio.Semaphore(self._comparison_slots())
         self._repeats = RepeatCounter()
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
@@ -150,9 +152,7 @@ class BaseJudgeReward:
         self._start_lock = None
         self._canary_task = None
         self._judging = set()
-        self._rubric_judge = None  # its loop and connections were the parent's
-        self._side_judges_lock = threading.Lock()
-        self._group_judge = None
+        self._comparisons_in_flight = asyncio.Semaphore(self._comparison_slots())
 
     # -- public sync API -------------------------------------------------------------
 
@@ -236,10 +236,6 @@ class BaseJudgeReward:
         """Answer the rewards in flight (judge or fallback), then stop the loop thread and close
         connections, the cache and the metrics endpoint. Idempotent."""
         self._loop.close(self._aclose(), CLOSE_GRACE_S + self.config.reward_timeout)
-        if self._rubric_judge is not None:
-            self._rubric_judge.close()
-        if self._group_judge is not None:
-            self._group_judge.close()
         if self._cache is not None:
             self._cache.close()
         if self.metrics_endpoint is not None:
@@ -359,20 +355,10 @@ class BaseJudgeReward:
             self._judging.add(task)
         try:
             dispatcher = await self._ensure_started()
-            if key is None and self._cache is not None:
-                key = await self._discovered_cache_key(dispatcher.client, request)
-                cached = self._cache.get(key) if key is not None else None
-                if cached is not None:
-                    return self._outcomes.from_verdict(request, started, cached, "cache")
-            flight = key or cache_key(request, self._known_model() or "", self._client_config)
-            deadline = started + self._judge_budget_s
-            outcome = await dispatcher.outcome(request, flight, deadline)
-            if isinstance(outcome, Verdict):
-                return self._outcomes.from_verdict(request, started, outcome, "judge")
-            if isinstance(outcome, JudgeTimeoutError) and self._undiscovered is not None:
-                # Out of time while the server does not answer at all: it is down, not slow.
-                outcome = JudgeUnavailableError(f"the judge server does not answer: {self._undiscovered}")
-            return await self._afall_back(request, started, outcome)
+            judged = await self._judge_part(dispatcher, request, started + self._judge_budget_s, key)
+            if isinstance(judged.outcome, Verdict):
+                return self._outcomes.from_verdict(request, started, judged.outcome, judged.source)
+            return await self._afall_back(request, started, judged.outcome)
         finally:
             if task is not None:
                 self._judging.discard(task)
@@ -453,7 +439,7 @@ class BaseJudgeReward:
         checked = self._prechecked(request, started, item_profile())  # once per item, not per criterion
         if isinstance(checked, RewardResult):
             return checked
-        scored, error = await self._rubric().score(checked, criteria)
+        scored, error = await self._rubric_judge.score(checked, criteria, started + self._judge_budget_s)
         per_criterion = {s.criterion: s.p_yes for s in scored.criteria if s.p_yes is not None}
         if scored.reward is not None:
             return self._outcomes.finish(
@@ -481,14 +467,6 @@ class BaseJudgeReward:
         return isinstance(built, JudgeRequest) and (
             built.metadata.get("rubric") is not None or self.config.rubric is not None
         )
-
-    def _rubric(self) -> RubricJudge:
-        """The criteria's judge, built on first use: this judge's settings, profile ``criterion``."""
-        with self._side_judges_lock:
-            if self._rubric_judge is None:
-                criteria_system = JudgeRewardSystem(criterion_config(self.config), backend=self._backend)
-                self._rubric_judge = RubricJudge(criteria_system)
-            return self._rubric_judge
 
     # -- groups ----------------------------------------------------------------------------
 
@@ -546,12 +524,13 @@ class BaseJudgeReward:
             return [r for r in results if r is not None]
         graded = [r for r in ruled if isinstance(r, JudgeRequest)]
         first = graded[0]
-        scored = await self._groups(settings).score(
+        comparisons = GroupJudge(self._judge_parts, settings, self._comparisons_in_flight)
+        scored = await comparisons.score(
             first.prompt,
             first.answer,
             first.answer_type,
             [g.completion for g in graded],
-            settings.deadline - (time.monotonic() - started),
+            started + settings.deadline,
             compared,
         )
         for slot, k in enumerate(compared):
@@ -595,14 +574,40 @@ class BaseJudgeReward:
             comparisons=scored.comparisons[slot],
         )  # fmt: skip
 
-    def _groups(self, settings: GroupSettings) -> GroupJudge:
-        """The comparisons' judge, built on first use: this judge's settings, profile ``pairwise``
-        or ``listwise``."""
-        with self._side_judges_lock:
-            if self._group_judge is None:
-                comparer = JudgeRewardSystem(comparison_config(self.config, settings), backend=self._backend)
-                self._group_judge = GroupJudge(comparer, settings)
-            return self._group_judge
+    def _comparison_slots(self) -> int:
+        return max(1, int(self.config.max_concurrent_requests * self.config.max_batch_size * GROUP_CALL_SHARE))
+
+    # -- the one seam for the judgments a reward is made of ---------------------------------
+
+    async def _judge_parts(self, requests: Sequence[JudgeRequest], deadline: float) -> list[Judged]:
+        """Judge a rubric's criteria or a group's comparisons by ``deadline`` through this
+        system's cache, dispatcher and breaker (``adapter/dispatch/judgments.py``)."""
+        dispatcher = await self._ensure_started()
+        return list(await asyncio.gather(*(self._judge_part(dispatcher, r, deadline) for r in requests)))
+
+    async def _member_judgment(self, request: JudgeRequest) -> Judged:
+        """One judgment asked of this system as an ensemble's or an escalation's judge: typed, on
+        its own loop thread, within its judge budget."""
+        deadline = time.monotonic() + self._judge_budget_s
+        (judged,) = await self._on_loop(self._judge_parts([request], deadline))
+        return judged
+
+    async def _judge_part(
+        self, dispatcher: JudgeDispatcher, request: JudgeRequest, deadline: float, key: str | None = None
+    ) -> Judged:
+        """One judgment: from the cache, else the dispatcher's by ``deadline``. ``key``: the cache
+        key already looked up (a miss); None = look it up here, once the model is known."""
+        if key is None and self._cache is not None:
+            key = self._cache_key(request) or await self._discovered_cache_key(dispatcher.client, request)
+            cached = self._cache.get(key) if key is not None else None
+            if cached is not None:
+                return Judged(cached, "cache")
+        flight = key or cache_key(request, self._known_model() or "", self._client_config)
+        outcome = await dispatcher.outcome(request, flight, deadline)
+        if isinstance(outcome, JudgeTimeoutError) and self._undiscovered is not None:
+            # Out of time while the server does not answer at all: it is down, not slow.
+            outcome = JudgeUnavailableError(f"the judge server does not answer: {self._undiscovered}")
+        return Judged(outcome, "judge")
 
     # -- the loop thread's state ---------------------------------------------------------
 

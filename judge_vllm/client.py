@@ -9,6 +9,10 @@ of prompts (completions); when the chat batch endpoint answers 404 (any other
 OpenAI-compatible server) it falls back, for good, to concurrent single calls.
 Prompts that could overflow the model's context are measured with vLLM's ``/tokenize``
 and the graded completion cut by tokens (see ``judge_vllm.context``).
+
+A request may name another profile than the client's own (``JudgeRequest.profile``: a rubric's
+``criterion``, a group's ``pairwise`` or ``listwise``): it is asked that profile's way, in a call
+of its own, on the same connections, so every judgment a reward needs goes through one client.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from judge_vllm.errors import (
     JudgeRequestError,
 )
 from judge_vllm.local_tokenizer import local_token_ids
+from judge_vllm.profiles import JudgeProfile
 from judge_vllm.redaction import redact_url
 from judge_vllm.retry import classify, retrying
 from judge_vllm.schemas import (
@@ -71,6 +76,18 @@ CONTEXT_FIT_CALLS = 2 * CONTEXT_FIT_PROMPTS
 T = TypeVar("T")
 
 
+class _AskedProfile:
+    """One profile as this client asks it: its token budget, endpoint, and its labels' token ids
+    (looked up once)."""
+
+    def __init__(self, profile: JudgeProfile, max_tokens: int | None) -> None:
+        self.profile = profile
+        self.max_tokens = max_tokens or profile.max_tokens
+        self.chat = profile.endpoint == "chat"
+        self.label_ids: list[int] | None = None
+        self.multi_token_labels = False
+
+
 def api_root(judge_url: str) -> str:
     """The server root (``http://host:port``) for a judge URL given with or without ``/v1``."""
     url = judge_url.rstrip("/")
@@ -94,16 +111,14 @@ class JudgeClient:
             base_url=self._root + "/v1", api_key=key, max_retries=0, timeout=self.config.attempt_timeout_s
         )
         self.profile = self.config.judge_profile()
-        self._max_tokens = self.config.max_tokens or self.profile.max_tokens
+        self._own = _AskedProfile(self.profile, self.config.max_tokens)
+        self._asked: dict[str, _AskedProfile] = {}
         self._model: str | None = self.config.model
-        self._label_ids: list[int] | None = None
-        self._multi_token_labels = False
         self._max_model_len: int | None = None
         self._tokenize_supported = True
         self.context_cuts = 0
         self.coarse_fast_verdicts = 0
         self._batch_supported = self.config.use_batch_endpoint
-        self._chat = self.profile.endpoint == "chat"
         self._setup_lock = asyncio.Lock()
         self._context_fit_slots = asyncio.Semaphore(CONTEXT_FIT_PROMPTS)
 
@@ -157,22 +172,36 @@ class JudgeClient:
         text: str = json.loads(reply)["prompt"]
         return text
 
-    async def _label_token_ids(self) -> list[int] | None:
+    def _asking(self, request: JudgeRequest) -> _AskedProfile:
+        """The profile ``request`` is asked by: its own (``request.profile``), else the client's.
+        Raises ``JudgeInputError`` for a profile that does not load."""
+        if request.profile is None:
+            return self._own
+        asked = self._asked.get(request.profile)
+        if asked is None:
+            try:
+                profile = self.config.model_copy(update={"profile": request.profile}).judge_profile()
+            except JudgeConfigError as err:
+                raise JudgeInputError(f"request profile {request.profile!r}: {err}") from None
+            asked = self._asked[request.profile] = _AskedProfile(profile, self.config.max_tokens)
+        return asked
+
+    async def _label_token_ids(self, asked: _AskedProfile) -> list[int] | None:
         """Token ids of the profile's labels (bare and after a space, where each is one token), via
         vLLM's ``/tokenize``, or the local ``tokenizer`` setting when the server has none (a router
         that forwards only the OpenAI routes); None when the labels cannot be weighed at one
         position (a label of several tokens, JSON output, no tokenizer at all): rewards then use
         the sampled label."""
-        if not self.profile.one_token_labels:
+        if not asked.profile.one_token_labels:
             return None
-        if self._label_ids is None:
+        if asked.label_ids is None:
             ids: list[int] = []
-            for label in self.profile.labels:
+            for label in asked.profile.labels:
                 found = []
                 for text in (label, " " + label):
                     tokens = await self._label_tokens(text)
                     if tokens is None:
-                        self._label_ids = []
+                        asked.label_ids = []
                         return None
                     if len(tokens) == 1:
                         found.append(tokens[0])
@@ -180,12 +209,12 @@ class JudgeClient:
                     logger.info(
                         "label %r is several tokens for %s: rewards use the sampled label", label, self._model
                     )
-                    self._multi_token_labels = True
-                    self._label_ids = []
+                    asked.multi_token_labels = True
+                    asked.label_ids = []
                     return None
                 ids.extend(dict.fromkeys(found))
-            self._label_ids = ids
-        return self._label_ids or None
+            asked.label_ids = ids
+        return asked.label_ids or None
 
     async def _label_tokens(self, text: str) -> list[int] | None:
         reply = await self._tokenize({"prompt": text, "add_special_tokens": False})
@@ -223,14 +252,14 @@ class JudgeClient:
 
     # -- judging -------------------------------------------------------------------
 
-    def _sampling(self, label_ids: list[int] | None, shown: int = 0) -> dict[str, Any]:
-        max_tokens = self._max_tokens
-        if self.profile.constraint == "choice" and not label_ids and self.config.max_tokens is None:
+    def _sampling(self, asked: _AskedProfile, label_ids: list[int] | None, shown: int = 0) -> dict[str, Any]:
+        max_tokens = asked.max_tokens
+        profile = asked.profile
+        if profile.constraint == "choice" and not label_ids and self.config.max_tokens is None:
             max_tokens = max(max_tokens, CHOICE_MAX_TOKENS)  # labels of unknown length: room for each
         body: dict[str, Any] = {"max_tokens": max_tokens, "temperature": self.config.temperature}
         if self.config.seed is not None:
             body["seed"] = self.config.seed
-        profile = self.profile
         if profile.constraint == "choice":
             body["structured_outputs"] = {"choice": list(profile.labels)}
         elif profile.constraint == "regex":
@@ -239,14 +268,14 @@ class JudgeClient:
             schema = verdict_schema(self.config.aspects, self.config.max_explanation_chars)
             body["structured_outputs"] = {"json": schema}
         if label_ids:
-            body["logprobs"] = True if self._chat else 1
+            body["logprobs"] = True if asked.chat else 1
             body["logprob_token_ids"] = label_ids
-        if self._chat and self.config.chat_template_kwargs:
+        if asked.chat and self.config.chat_template_kwargs:
             body["chat_template_kwargs"] = self.config.chat_template_kwargs
         return body
 
-    def _render(self, request: JudgeRequest, completion: str) -> JudgePrompt:
-        return self.profile.render(
+    def _render(self, asked: _AskedProfile, request: JudgeRequest, completion: str) -> JudgePrompt:
+        return asked.profile.render(
             request,
             completion,
             max_prompt_chars=self.config.max_prompt_chars,
@@ -255,34 +284,36 @@ class JudgeClient:
             aspects=self.config.aspects,
         )
 
-    def _graded_text(self, request: JudgeRequest) -> str:
+    def _graded_text(self, asked: _AskedProfile, request: JudgeRequest) -> str:
         """What the judge is shown of the completion: all of it, or the extracted final answer."""
-        if self.profile.judge_input == "final_answer" and request.final_answer is not None:
+        if asked.profile.judge_input == "final_answer" and request.final_answer is not None:
             return request.final_answer
         return request.completion
 
-    def _tokenize_body(self, prompt: JudgePrompt) -> dict[str, Any]:
-        if self._chat:
+    def _tokenize_body(self, asked: _AskedProfile, prompt: JudgePrompt) -> dict[str, Any]:
+        if asked.chat:
             return {"messages": prompt.messages(), "add_generation_prompt": True}
         return {"prompt": prompt.user, "add_special_tokens": True}
 
-    async def _prompt(self, request: JudgeRequest) -> JudgePrompt:
+    async def _prompt(self, asked: _AskedProfile, request: JudgeRequest) -> JudgePrompt:
         """The request's prompt, its completion cut by tokens if the context needs it."""
-        completion = clip_middle(self._graded_text(request), self.config.max_completion_chars)
-        prompt = self._render(request, completion)
-        if not might_overflow(prompt.text, self._max_tokens, self._max_model_len):
+        completion = clip_middle(self._graded_text(asked, request), self.config.max_completion_chars)
+        prompt = self._render(asked, request, completion)
+        if not might_overflow(prompt.text, asked.max_tokens, self._max_model_len):
             return prompt
         async with self._context_fit_slots:
-            return await self._fitted(request, completion, prompt)
+            return await self._fitted(asked, request, completion, prompt)
 
-    async def _fitted(self, request: JudgeRequest, completion: str, prompt: JudgePrompt) -> JudgePrompt:
+    async def _fitted(
+        self, asked: _AskedProfile, request: JudgeRequest, completion: str, prompt: JudgePrompt
+    ) -> JudgePrompt:
         """``prompt`` measured with the server's tokenizer, its completion cut by tokens if too long.
         The cut leaves ``CUT_SLACK_TOKENS`` for the few tokens that shift where the kept ends are
         re-tokenised, so the cut prompt is not measured again (four calls for a long prompt)."""
-        measured = await self._tokenize(self._tokenize_body(prompt))
+        measured = await self._tokenize(self._tokenize_body(asked, prompt))
         if measured is None or self._max_model_len is None:
             return prompt
-        excess = measured["count"] + self._max_tokens - self._max_model_len
+        excess = measured["count"] + asked.max_tokens - self._max_model_len
         if excess <= 0:
             return prompt
         tokenized = await self._tokenize({"prompt": completion, "add_special_tokens": False})
@@ -291,19 +322,20 @@ class JudgeClient:
         head, tail, omitted = cut_tokens(tokenized["tokens"], excess)
         start, end = await asyncio.gather(self._detokenize(head), self._detokenize(tail))
         self.context_cuts += 1
-        return self._render(request, join_cut(start, end, omitted))
+        return self._render(asked, request, join_cut(start, end, omitted))
 
-    def _parse(self, reply: JudgeReply, request: JudgeRequest) -> Verdict:
-        if self.profile.output == "json":
+    def _parse(self, asked: _AskedProfile, reply: JudgeReply, request: JudgeRequest) -> Verdict:
+        profile = asked.profile
+        if profile.output == "json":
             return json_verdict(reply.text, reply.finish_reason)
-        if self.profile.output == "ranking":
+        if profile.output == "ranking":
             return ranking_verdict(reply.text, reply.finish_reason, len(request.responses))
-        verdict = label_verdict(reply, self.profile.labels, self.profile.verdict_pattern)
-        if verdict.confidence is None and self.profile.one_token_labels and not self._multi_token_labels:
-            self._note_coarse_fast_verdict()
+        verdict = label_verdict(reply, profile.labels, profile.verdict_pattern)
+        if verdict.confidence is None and profile.one_token_labels and not asked.multi_token_labels:
+            self._note_coarse_fast_verdict(profile)
         return verdict
 
-    def _note_coarse_fast_verdict(self) -> None:
+    def _note_coarse_fast_verdict(self, profile: JudgeProfile) -> None:
         """A label verdict without label logprobs reads the sampled label only: say so, once, and count."""
         self.coarse_fast_verdicts += 1
         if self.coarse_fast_verdicts == 1:
@@ -312,7 +344,7 @@ class JudgeClient:
                 "the label in several tokens), so rewards are the sampled label only (no probability "
                 "weighting, no confidence); serve the judge with vLLM directly or use mode: verdict. "
                 "Counted in get_metrics()['coarse_fast_verdicts'].",
-                self.profile.name,
+                profile.name,
                 self._root,
                 "" if self._tokenize_supported else " (it has no /tokenize)",
             )
@@ -321,7 +353,7 @@ class JudgeClient:
         """POST a (chat) completion body and return the reply's choices."""
         reply = await self._post(path, body)
         try:
-            return parse_chat_reply(reply) if self._chat else parse_completion_reply(reply)
+            return parse_completion_reply(reply) if path == COMPLETIONS_PATH else parse_chat_reply(reply)
         except ValidationError as err:
             raise JudgeParseError(f"judge reply is not a completion: {err}") from err
 
@@ -354,41 +386,42 @@ class JudgeClient:
         raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
 
     async def _body(
-        self, prompts: list[JudgePrompt], label_ids: list[int] | None, shown: int = 0
+        self, asked: _AskedProfile, prompts: list[JudgePrompt], label_ids: list[int] | None, shown: int = 0
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": await self.model_name()}
-        if self._chat:
+        if asked.chat:
             messages = [p.messages() for p in prompts]
             body["messages"] = messages[0] if len(messages) == 1 else messages
         else:
             texts = [p.user for p in prompts]
             body["prompt"] = texts[0] if len(texts) == 1 else texts
-        body.update(self._sampling(label_ids, shown))
+        body.update(self._sampling(asked, label_ids, shown))
         return body
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         """Judge one request (raises a ``JudgeError`` on failure)."""
-        label_ids = await self._label_token_ids()
-        body = await self._body([await self._prompt(request)], label_ids, len(request.responses))
-        choices = await self._complete(CHAT_PATH if self._chat else COMPLETIONS_PATH, body)
+        asked = self._asking(request)
+        label_ids = await self._label_token_ids(asked)
+        body = await self._body(asked, [await self._prompt(asked, request)], label_ids, len(request.responses))
+        choices = await self._complete(CHAT_PATH if asked.chat else COMPLETIONS_PATH, body)
         if not choices:
             raise JudgeParseError("judge reply has no choices")
-        return self._parse(choices[0], request)
+        return self._parse(asked, choices[0], request)
 
     def endpoint(self, items: int) -> str:
-        """The path a call carrying ``items`` requests goes to (for logs)."""
-        if not self._chat:
+        """The path a call carrying ``items`` requests of the client's own profile goes to (for logs)."""
+        if not self._own.chat:
             return "/v1" + COMPLETIONS_PATH
         return "/v1" + (BATCH_PATH if self._batch_supported and items > 1 else CHAT_PATH)
 
     async def judge_many(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
         """Judge several requests; each slot holds a verdict or that request's error. Requests
-        showing different numbers of responses (rankings of groups of different sizes) take
-        different constraints, so each size goes in a call of its own."""
-        sizes = sorted({len(r.responses) for r in requests})
-        if len(sizes) <= 1:
+        asked by different profiles, or showing different numbers of responses (rankings of
+        groups of different sizes), take different constraints: each kind goes in a call of its own."""
+        kinds = sorted({_kind(r) for r in requests})
+        if len(kinds) <= 1:
             return await self._judge_alike(requests)
-        slots = [[k for k, r in enumerate(requests) if len(r.responses) == n] for n in sizes]
+        slots = [[k for k, r in enumerate(requests) if _kind(r) == kind] for kind in kinds]
         parts = await asyncio.gather(
             *(self._judge_alike([requests[k] for k in part]) for part in slots), return_exceptions=True
         )
@@ -401,10 +434,14 @@ class JudgeClient:
         return [results[k] for k in range(len(requests))]
 
     async def _judge_alike(self, requests: list[JudgeRequest]) -> list[Verdict | JudgeError]:
-        """Judge requests that share one sampling body (one constraint)."""
+        """Judge requests that share one sampling body (one profile, one constraint)."""
         if not requests:
             return []
-        if len(requests) > 1 and not self._chat:
+        try:
+            chat = self._asking(requests[0]).chat
+        except JudgeInputError as err:
+            return [err] * len(requests)
+        if len(requests) > 1 and not chat:
             return await self._judge_batch(requests, COMPLETIONS_PATH)
         if self._batch_supported and len(requests) > 1:
             try:
@@ -418,9 +455,11 @@ class JudgeClient:
         return [_as_outcome(r) for r in results]
 
     async def _judge_batch(self, requests: list[JudgeRequest], path: str) -> list[Verdict | JudgeError]:
-        """One call for several requests: vLLM's chat batch endpoint, or a completions prompt list."""
-        label_ids = await self._label_token_ids()
-        prepared = await asyncio.gather(*(self._prompt(r) for r in requests), return_exceptions=True)
+        """One call for several requests of one profile: vLLM's chat batch endpoint, or a completions
+        prompt list."""
+        asked = self._asking(requests[0])
+        label_ids = await self._label_token_ids(asked)
+        prepared = await asyncio.gather(*(self._prompt(asked, r) for r in requests), return_exceptions=True)
         results: list[Verdict | JudgeError | None] = [
             None if isinstance(p, JudgePrompt) else _as_outcome(p) for p in prepared
         ]  # a request that cannot be prepared keeps its error; the others go in one call
@@ -428,8 +467,8 @@ class JudgeClient:
         if not sendable:
             return results  # type: ignore[return-value]
         prompts = [prepared[i] for i in sendable]
-        body = await self._body(prompts, label_ids, len(requests[0].responses))  # type: ignore[arg-type]
-        if self._chat and len(prompts) == 1:
+        body = await self._body(asked, prompts, label_ids, len(requests[0].responses))  # type: ignore[arg-type]
+        if asked.chat and len(prompts) == 1:
             body["messages"] = [body["messages"]]  # the batch endpoint takes a list of conversations
         by_index = {choice.index: choice for choice in await self._complete(path, body)}
         for slot, i in enumerate(sendable):
@@ -438,10 +477,15 @@ class JudgeClient:
                 results[i] = JudgeParseError(f"batch reply has no choice {slot}")
                 continue
             try:
-                results[i] = self._parse(choice, requests[i])
+                results[i] = self._parse(asked, choice, requests[i])
             except JudgeError as err:
                 results[i] = err
         return results  # type: ignore[return-value]
+
+
+def _kind(request: JudgeRequest) -> tuple[str, int]:
+    """What decides a request's sampling body: its profile and how many responses it shows."""
+    return request.profile or "", len(request.responses)
 
 
 def _as_outcome(result: Verdict | BaseException) -> Verdict | JudgeError:

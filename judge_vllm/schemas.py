@@ -120,6 +120,11 @@ class JudgeRequest(BaseModel):
         description="a comparison's responses in the order shown (pairwise: two, listwise: a group); "
         "empty for one completion judged on its own",
     )
+    profile: str | None = Field(
+        default=None,
+        description="the judge profile this judgment is asked by (a rubric's criterion, a group's "
+        "comparison); None = the judge's own",
+    )
 
     @field_validator("prompt", "completion", "answer", mode="before")
     @classmethod

@@ -33,11 +33,18 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
         fields.append(request.final_answer)
     if request.responses:  # a comparison: the responses in the order shown
         fields.append(list(request.responses))
+    if request.profile is not None:  # asked by another profile than the judge's own
+        fields.append(_profile_fingerprint(request.profile, config))
     # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
     # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
     digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     key: str = digest.hexdigest()
     return key
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_fingerprint(profile: str, config: JudgeClientConfig) -> str:
+    return config.model_copy(update={"profile": profile}).judge_profile().fingerprint
 
 
 @functools.lru_cache(maxsize=64)

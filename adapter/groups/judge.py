@@ -1,68 +1,37 @@
 """A group judged by comparison: the judge's calls for one group, under the group deadline.
 
-Each comparison is one request to a reward system of its own (``comparison_config``: the
-group's judge, profile ``pairwise`` or ``listwise``, judge only), which the facade builds and
-hands in, so comparisons are batched, cached and single-flighted like single judgments (the
-responses in the order shown are part of the cache key). Comparisons still out at the
-deadline are dropped; the scores come from those that came back, and a member left without
-any has score None (the facade gives it the fallback, with the reason).
+Each comparison is a request asked by profile ``pairwise`` or ``listwise`` through the reward
+system's one seam (``adapter/dispatch/judgments.py``), judge only, so comparisons are batched,
+cached, single-flighted and seen by the breaker like single judgments (the responses in the
+order shown are part of the cache key). Comparisons still out at the deadline are dropped; the
+scores come from those that came back, and a member left without any has score None (the facade
+gives it the fallback, with the reason).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Sequence
-from typing import Protocol
+import time
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from adapter.config import RewardConfig
+from adapter.dispatch.judgments import Judged, PartJudge
 from adapter.groups import schedules
 from adapter.groups.preferences import Comparison, bradley_terry, listwise_scores, pair_preferences, win_rates
 from adapter.groups.schedules import REFERENCE, Pair
 from adapter.groups.settings import GroupSettings
-from adapter.pipeline.inputs import RewardItem
-from adapter.pipeline.result import GroupComparison, RewardDict
+from adapter.pipeline.result import GroupComparison
 from judge_vllm.contract import RANKING_LETTERS
 from judge_vllm.errors import JudgeError, JudgeTimeoutError, JudgeUnavailableError
-from judge_vllm.schemas import JudgeRequest
+from judge_vllm.schemas import JudgeRequest, Verdict
 
-__all__ = [
-    "MAX_LISTWISE",
-    "ComparisonRewarder",
-    "GroupJudge",
-    "GroupScores",
-    "comparison_config",
-]
+__all__ = ["MAX_LISTWISE", "GroupJudge", "GroupScores"]
 
 MAX_LISTWISE = len(RANKING_LETTERS)
-# A group's comparisons hold at most this share of the judge calls a reward system may have in
-# flight (max_concurrent_requests): single judgments keep the rest while a large group runs.
-GROUP_CALL_SHARE = 0.5
 
 logger = logging.getLogger(__name__)
-
-
-class ComparisonRewarder(Protocol):
-    """What judges the comparisons: a reward system's batch method."""
-
-    async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]: ...
-
-    def close(self) -> None: ...
-
-
-def comparison_config(config: RewardConfig, settings: GroupSettings) -> RewardConfig:
-    """The group's judge settings for comparisons: profile ``pairwise`` or ``listwise``, judge
-    only (a rule cannot compare), within the group deadline, none of the member's extras, and
-    ``GROUP_CALL_SHARE`` of the judge calls in flight."""
-    return config.for_part_judge(
-        settings.mode,
-        mode="fast",
-        prechecks=False,  # the members were pre-checked; a comparison has no completion
-        reward_timeout=min(config.reward_timeout, settings.deadline),
-        max_concurrent_requests=max(1, int(config.max_concurrent_requests * GROUP_CALL_SHARE)),
-    )
 
 
 class GroupScores(BaseModel):
@@ -96,11 +65,14 @@ class GroupScores(BaseModel):
 
 
 class GroupJudge:
-    """Asks the comparisons a group's mode and schedule call for, and scores the members."""
+    """Asks the comparisons a group's mode and schedule call for, and scores the members.
+    ``in_flight`` bounds the comparisons out at once, so single judgments keep their share of
+    the judge while a large group runs."""
 
-    def __init__(self, comparer: ComparisonRewarder, settings: GroupSettings) -> None:
-        self.comparer = comparer
+    def __init__(self, judge: PartJudge, settings: GroupSettings, in_flight: asyncio.Semaphore) -> None:
+        self.judge = judge
         self.settings = settings
+        self.in_flight = in_flight
 
     async def score(
         self,
@@ -108,11 +80,11 @@ class GroupJudge:
         reference: str,
         answer_type: str | None,
         responses: Sequence[str],
-        deadline_s: float,
+        deadline: float,
         members: Sequence[int],
     ) -> GroupScores:
         """Compare ``responses`` (the graded texts of the group's ``members``, by their indices in
-        the group) and score them, within ``deadline_s``."""
+        the group) and score them by ``deadline`` (monotonic seconds)."""
         n = len(responses)
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
@@ -128,10 +100,11 @@ class GroupJudge:
                 answer="" if with_reference else reference,
                 answer_type=answer_type,
                 responses=tuple(reference if k == REFERENCE else responses[k] for k in order),
+                profile=self.settings.mode,
             )
             for order in orders
         ]
-        replies = await self._within(requests, deadline_s)
+        replies = await self._within(requests, deadline)
         records: list[GroupComparison] = []
         errors: list[str] = []
         for order, reply in zip(orders, replies, strict=True):
@@ -169,15 +142,20 @@ class GroupJudge:
             )  # fmt: skip
         return budgeted
 
-    async def _within(self, requests: list[JudgeRequest], deadline_s: float) -> list[RewardDict | None]:
-        """Each request's reply, or None for those not back within ``deadline_s``."""
+    async def _within(self, requests: list[JudgeRequest], deadline: float) -> list[Judged | None]:
+        """Each request's judgment, or None for those not back by ``deadline``."""
         if not requests:
             return []
-        tasks = [asyncio.ensure_future(self.comparer.areward_batch([r])) for r in requests]
-        done, pending = await asyncio.wait(tasks, timeout=max(deadline_s, 0.0))
+        tasks = [asyncio.ensure_future(self._compare(r, deadline)) for r in requests]
+        done, pending = await asyncio.wait(tasks, timeout=max(deadline - time.monotonic(), 0.0))
         for task in pending:
             task.cancel()
-        return [t.result()[0] if t in done and t.exception() is None else None for t in tasks]
+        return [t.result() if t in done and t.exception() is None else None for t in tasks]
+
+    async def _compare(self, request: JudgeRequest, deadline: float) -> Judged:
+        async with self.in_flight:
+            (judged,) = await self.judge([request], deadline)
+            return judged
 
     def _scores(self, n: int, records: list[GroupComparison]) -> list[float | None]:
         if self.settings.mode == "listwise":
@@ -192,10 +170,6 @@ class GroupJudge:
             return win_rates(n, preferences)
         return bradley_terry(n, preferences)
 
-    def close(self) -> None:
-        """Close the comparisons' reward system."""
-        self.comparer.close()
-
 
 def _in_group(record: GroupComparison, in_group: dict[int, int]) -> GroupComparison:
     """A comparison with the members' indices in the whole group."""
@@ -203,19 +177,17 @@ def _in_group(record: GroupComparison, in_group: dict[int, int]) -> GroupCompari
     return record.model_copy(update={"shown": [in_group[k] for k in record.shown], "ranking": ranking})
 
 
-def _record(order: list[int], reply: RewardDict | None, mode: str) -> GroupComparison | str | None:
+def _record(order: list[int], judged: Judged | None, mode: str) -> GroupComparison | str | None:
     """One comparison's result as members' indices; what went wrong when the judge gave none; None
     when it did not come back in time."""
-    if reply is None:
+    if judged is None:
         return None
-    reward = reply.get("reward")
-    if reply.get("source") not in ("judge", "cache") or reward is None:
-        return str(reply.get("error") or reply.get("explanation"))
+    verdict = judged.outcome
+    if not isinstance(verdict, Verdict):
+        return str(verdict)
     if mode == "listwise":
-        label = str(reply.get("label") or "")
-        letters = label.split(">")
-        if sorted(letters) != list(RANKING_LETTERS[: len(order)]):
-            return f"the judge's reply {label[:40]!r} is not a ranking of {len(order)} responses"
-        ranking = [order[RANKING_LETTERS.index(letter)] for letter in letters]
-        return GroupComparison(shown=order, ranking=ranking, source=reply["source"])
-    return GroupComparison(shown=order, p_first=float(reward), source=reply["source"])
+        shown = verdict.ranking or []
+        if sorted(shown) != list(range(len(order))):
+            return f"the judge's reply {str(verdict.label)[:40]!r} is not a ranking of {len(order)} responses"
+        return GroupComparison(shown=order, ranking=[order[k] for k in shown], source=judged.source)
+    return GroupComparison(shown=order, p_first=verdict.score, source=judged.source)
