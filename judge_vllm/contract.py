@@ -195,6 +195,16 @@ def _label_probabilities(position: LogprobPosition, labels: Mapping[str, object]
     return {k: w / total for k, w in weights.items()}
 
 
+def _begun_label(text: str, labels: Mapping[str, object]) -> str | None:
+    """The one label a reply cut short is the start of: under the choice constraint a label of
+    several tokens (``No`` as ``N`` + ``o`` in some vocabularies) can only go on to that label."""
+    begun = text.strip()
+    if not begun or begun in labels:
+        return None
+    matches = [label for label in labels if label.startswith(begun)]
+    return matches[0] if len(matches) == 1 else None
+
+
 def _reward(label: str, labels: Mapping[str, float | str]) -> float:
     value = labels[label]
     return 0.0 if value == INVALID else float(value)
@@ -215,20 +225,25 @@ def label_verdict(
         found = _find_label(text, pattern)
     except PatternTimeout as err:
         raise JudgeParseError(f"judge reply: {err}", raw=reply.text) from None
-    if found is None or found[0] not in labels:
-        if reply.finish_reason == "length":
+    begun = _begun_label(text, labels) if pattern is None and reply.finish_reason == "length" else None
+    if begun is not None:  # the label's first token under the one-token cap: its position is the label's
+        label, rest = begun, ""
+        position = reply.positions[0] if reply.positions else None
+    else:
+        if found is None or found[0] not in labels:
+            if reply.finish_reason == "length":
+                raise _cut_short(reply.text, reply.finish_reason)
+            shown = "no verdict found" if found is None else f"{found[0]!r} is not a label"
+            raise JudgeParseError(f"judge reply: {shown} (labels: {', '.join(labels)})", raw=reply.text)
+        if reply.finish_reason not in (None, "stop", "length"):
             raise _cut_short(reply.text, reply.finish_reason)
-        shown = "no verdict found" if found is None else f"{found[0]!r} is not a label"
-        raise JudgeParseError(f"judge reply: {shown} (labels: {', '.join(labels)})", raw=reply.text)
-    if reply.finish_reason not in (None, "stop", "length"):
-        raise _cut_short(reply.text, reply.finish_reason)
-    if reply.finish_reason == "length" and _reasoned(reply.text) and text[found[2] :].strip():
-        # Cut mid-text after reasoning: the "verdict" is a quote (of a "</think> Final Decision:
-        # Yes" in the graded response, say), not the judge's conclusion.
-        raise _cut_short(reply.text, reply.finish_reason)
-    label = found[0]
-    rest = (text[: found[1]] + text[found[2] :]).strip() if pattern else ""
-    position = _label_position(reply.positions, label, pattern) if reply.positions else None
+        if reply.finish_reason == "length" and _reasoned(reply.text) and text[found[2] :].strip():
+            # Cut mid-text after reasoning: the "verdict" is a quote (of a "</think> Final Decision:
+            # Yes" in the graded response, say), not the judge's conclusion.
+            raise _cut_short(reply.text, reply.finish_reason)
+        label = found[0]
+        rest = (text[: found[1]] + text[found[2] :]).strip() if pattern else ""
+        position = _label_position(reply.positions, label, pattern) if reply.positions else None
     probabilities = _label_probabilities(position, labels) if position else None
     invalid = labels[label] == INVALID
     if probabilities is None:

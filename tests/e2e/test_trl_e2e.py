@@ -39,7 +39,7 @@ def test_grpo_trainer_with_the_real_judge(judge_url, tmp_path, trl_helpers):
     assert metrics["sources"].get("judge", 0) >= 1 and metrics["model"] == "smollm2"
     table = trl_helpers.completions_table(tmp_path, 2)
     assert len(table) == 4 and set(table["judge_source"]) <= {"judge", "cache"}
-    assert all(e.startswith("expected score") for e in table["judge_explanation"]), list(
+    assert all(e.startswith("expected reward") for e in table["judge_explanation"]), list(
         table["judge_explanation"]
     )
 
@@ -85,7 +85,7 @@ def test_a_grpo_run_writes_a_judgment_log_that_judge_eval_reads_back(judge_url, 
     assert metrics["dropped"] == metrics["errors"] == 0
     assert sorted(line["reward"] for line in lines) == sorted(rewards)
     assert {(line["source"], line["model"]) for line in lines} == {("judge", "smollm2")}
-    assert all(line["label"] in {"1", "2", "3", "4", "5"} and 0 <= line["confidence"] <= 1 for line in lines)
+    assert all(line["label"] in {"Yes", "No"} and 0 <= line["confidence"] <= 1 for line in lines)
 
     out = tmp_path / "report"
     assert main(["--from-log", str(log), "--out", str(out)]) == 0

@@ -112,3 +112,19 @@ def test_a_reasoning_reply_that_ends_on_its_verdict_is_read():
     finished = "<think>3 + 4 is 7, not 8.</think>\nFinal Decision: No"
     for finish in ("stop", "length"):
         assert label_verdict(JudgeReply(0, finished, finish, None), YES_NO, DECISION).label == "No"
+
+
+def test_a_label_begun_under_the_one_token_cap_is_that_label_weighed_at_its_position():
+    """vLLM's choice constraint may spell "No" as "N" + "o": cut after "N", the label can only be
+    No, and the label probabilities at that position still weigh the reward."""
+    labels = {"Yes": 1.0, "No": 0.0}
+    position = LogprobPosition(token="N", logprobs={"Yes": math.log(0.3), "No": math.log(0.6), "N": math.log(0.1)})
+    weighed = label_verdict(JudgeReply(0, "N", "length", [position]), labels)
+    assert weighed.label == "No" and weighed.score == pytest.approx(1 / 3) and weighed.confidence == pytest.approx(2 / 3)
+    assert label_verdict(JudgeReply(0, "Ye", "length", None), labels).score == 1.0
+    with pytest.raises(JudgeParseError, match="cut short"):
+        label_verdict(JudgeReply(0, "Maybe", "length", None), labels)  # begins no label
+    with pytest.raises(JudgeParseError, match="cut short"):
+        label_verdict(JudgeReply(0, "A", "length", None), {"Able": 1.0, "Apt": 0.0})  # begins two
+    with pytest.raises(JudgeParseError, match="is not a label"):
+        label_verdict(JudgeReply(0, "N", "stop", None), labels)  # ended, not cut: an unknown label

@@ -424,7 +424,7 @@ def test_grpo_trainer_logs_our_rewards(fake_judge, tmp_path, variant):
     assert fake_judge.counts["/v1/chat/completions/batch"] >= 1
     table = completions_table(tmp_path, 2)
     assert len(table) == 4 and list(table["judge_source"]) == ["judge"] * 4
-    assert all(e.startswith("expected score") for e in table["judge_explanation"])
+    assert all(e.startswith("expected reward") for e in table["judge_explanation"])
     assert table["judge_reason"].isna().all()
     if variant != "sync":  # the system prompt and earlier turns reached the judge
         assert set(fake_judge.judged_prompts) == set(TRANSCRIPTS)
