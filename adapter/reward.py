@@ -3,7 +3,7 @@
 The path of one reward, each step in a module of its own:
 
     inputs.build_request        bad input -> reward 0, source "rule", reason invalid_input
-    graded.graded_request       the completion after its reasoning (and its final answer)
+    graded_text.graded_request  the completion after its reasoning (and its final answer)
     prechecks.precheck          decided by rule in the caller's thread -> source "rule"
     cascade.rule_first          strategy cascade: the rule reward where sure -> "rule", "cascade"
     cache.VerdictCache.get      in the caller's thread once the model is known -> "cache"
@@ -12,6 +12,9 @@ The path of one reward, each step in a module of its own:
     fallback.RuleFallback       the judge failed -> "rule_fallback" (or "error", reward None)
     outcomes.RewardOutcomes     every result: calibrated, counted in the metrics, offered to
                                 the judgment log
+
+A rubric item's criteria and a group's comparisons take the judge step through the same cache
+and dispatcher (``_judge_parts``, the one seam: docs/ARCHITECTURE.md).
 
 Every call returns within ``reward_timeout``: the judge gets what is left of it after a reserve
 for the rule fallback. The sync methods submit to one background loop thread per
