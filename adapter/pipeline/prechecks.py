@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from adapter.rules.answer_format import MASTER_KEYS, FormatIssue, missing_answer, uncommitted_answer
+from adapter.rules.answer_types import GRAMMARS
 from adapter.rules.lookalikes import fold_lookalikes
 from judge_vllm.patterns import PatternTimeout, UserPattern, compile_user_pattern
 from judge_vllm.profiles import FREE_CHARS, JudgeProfile, builtin_profile_names, load_profile
@@ -270,6 +271,11 @@ def precheck(
         # A judge's own verdict ("[RESULT] 5") before the patterns that also cover it: the reason is exact.
         or (verdicts or _builtin_verdicts()).issue(text, bare)
         or _judge_defence(text)
-        or uncommitted_answer(text, answer, answer_type)
+        or uncommitted_answer(text, answer, _needs_a_number(answer_type))
     )
     return None if issue is None else PrecheckVerdict(0.0, issue.reason, issue.explanation)
+
+
+def _needs_a_number(answer_type: str | None) -> bool:
+    grammar = GRAMMARS.get((answer_type or "").upper())
+    return grammar is not None and grammar.needs_a_number

@@ -129,15 +129,15 @@ def missing_answer(completion: str) -> FormatIssue | None:
     return None
 
 
-def uncommitted_answer(completion: str, answer: str, answer_type: str | None = None) -> FormatIssue | None:
-    """A spray of candidate answers, or a NUMBER completion without any number."""
+def uncommitted_answer(completion: str, answer: str, needs_a_number: bool = False) -> FormatIssue | None:
+    """A spray of candidate answers, or no number at all where the answer type needs one."""
     if _spray(completion.strip(), answer):
         return FormatIssue("answer_spray", "completion lists many candidate answers")
-    if (answer_type or "").upper() == "NUMBER" and not _DIGIT_OR_NUMBER_WORD.search(completion):
-        return FormatIssue("no_final_answer", "NUMBER answer expected, completion has no number")
+    if needs_a_number and not _DIGIT_OR_NUMBER_WORD.search(completion):
+        return FormatIssue("no_final_answer", "a number is the answer, and the completion has none")
     return None
 
 
-def format_issue(completion: str, answer: str, answer_type: str | None = None) -> FormatIssue | None:
+def format_issue(completion: str, answer: str, needs_a_number: bool = False) -> FormatIssue | None:
     """The first reason the completion has no final answer to grade, else None."""
-    return missing_answer(completion) or uncommitted_answer(completion, answer, answer_type)
+    return missing_answer(completion) or uncommitted_answer(completion, answer, needs_a_number)

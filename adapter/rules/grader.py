@@ -6,6 +6,7 @@ import logging
 import re
 
 from adapter.rules.answer_format import format_issue
+from adapter.rules.answer_types import GRAMMARS
 from adapter.rules.choice import gold_letters
 from adapter.rules.extract import anchored_answer
 from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
@@ -19,11 +20,10 @@ __all__ = ["grade", "infer_answer_type"]
 logger = logging.getLogger(__name__)
 
 _MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b", re.IGNORECASE)
-_FORMAT_GATED = {AnswerType.NUMBER.value, AnswerType.MATH_EXPRESSIONS.value, AnswerType.MULTIPLE_CHOICE.value}
 _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[][^\n,]*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
-_TYPES = frozenset(t.value for t in AnswerType)
+_TYPES = frozenset(GRAMMARS)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -43,12 +43,13 @@ def infer_answer_type(answer: str) -> str:
 
 
 def _format_gate(completion: str, answer: str, kind: str) -> RuleVerdict | None:
-    """Reward 0 for NUMBER, MATH_EXPRESSIONS and MULTIPLE_CHOICE completions without a final answer:
+    """Reward 0 for a completion without a final answer where its type says so (``format_gated``):
     empty, punctuation, answer-free openers, and sprays of candidates that commit to none (a spray
     behind a marker is graded: the marked answer is then compared as a whole)."""
-    if kind not in _FORMAT_GATED:
+    grammar = GRAMMARS[kind]
+    if not grammar.format_gated:
         return None
-    issue = format_issue(fold_lookalikes(completion), answer, kind)
+    issue = format_issue(fold_lookalikes(completion), answer, grammar.needs_a_number)
     if issue is None:
         return None
     if issue.reason == "answer_spray" and anchored_answer(completion) is not None:

@@ -57,6 +57,16 @@ class AnswerTypeGrammar(Protocol):
     chains: bool
     # A canonical answer proven different from the reference is a sure 0 (else: the judge's).
     mismatch_is_proof: bool
+    # A completion with no final answer at all (empty, an answer-free opener, a spray of candidates)
+    # is a sure 0 for this type, before any proof (``adapter.rules.answer_format``).
+    format_gated: bool
+    # Such a completion without a single digit or number word has no answer of this type.
+    needs_a_number: bool
+
+    def extract(self, text: str, anchored: str | None) -> str | None:
+        """The final answer ``text`` commits to, as a judge shown only that reads it (``anchored``:
+        what a marker such as ``\\boxed{}`` or "the answer is" holds), or None."""
+        ...
 
     def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
         """``text`` (the whole value of a final statement) read in the grammar, or None."""

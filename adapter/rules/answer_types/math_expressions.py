@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question
+from adapter.rules.extract import trailing_expression
 from adapter.rules.symbolic import math_differs, math_equal
 
 __all__ = ["GRAMMAR", "MathExpressionsGrammar"]
@@ -123,6 +124,12 @@ class MathExpressionsGrammar:
     bare_values_state_answers = False
     chains = True
     mismatch_is_proof = True
+    format_gated = True
+    needs_a_number = False
+
+    def extract(self, text: str, anchored: str | None) -> str | None:
+        """The marked answer, else the expression the completion ends on."""
+        return anchored or trailing_expression(text)
 
     def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
         """``text`` in the grammar (a relation or list only for such a reference), or None."""

@@ -18,7 +18,7 @@ import re
 
 from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, Unchained
 from adapter.rules.answer_types.text import same_text
-from adapter.rules.choice import gold_letters, parse_options
+from adapter.rules.choice import chosen_letters, gold_letters, parse_options
 
 __all__ = ["GRAMMAR", "MultipleChoiceGrammar"]
 
@@ -40,6 +40,13 @@ class MultipleChoiceGrammar(Unchained):
     bare_value_is_whole_completion = False
     bare_values_state_answers = True
     mismatch_is_proof = True
+    format_gated = True
+    needs_a_number = False
+
+    def extract(self, text: str, anchored: str | None) -> str | None:
+        """The letters chosen, sorted ("AC"), or None."""
+        letters = chosen_letters(text, "")
+        return "".join(sorted(letters)) if letters else None
 
     def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
         """The letters ``text`` commits to in the grammar, keyed as a set, or None."""

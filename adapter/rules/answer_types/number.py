@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from adapter.rules.answer_types.arithmetic import NotArithmetic, evaluate
 from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question
-from adapter.rules.number import numbers_equal, parse_number
+from adapter.rules.number import final_number_text, numbers_equal, parse_number
 from adapter.rules.symbolic import math_equal
 
 __all__ = ["GRAMMAR", "NumberGrammar"]
@@ -178,6 +178,12 @@ class NumberGrammar:
     bare_values_state_answers = True
     chains = True
     mismatch_is_proof = True
+    format_gated = True
+    needs_a_number = True
+
+    def extract(self, text: str, anchored: str | None) -> str | None:
+        """The final number stated (``rules.number.final_number_text``)."""
+        return final_number_text(text, anchored)
 
     def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
         """``text`` as a number in the grammar, keyed by its exact value, or None."""

@@ -44,6 +44,12 @@ class TextGrammar(Unchained):
     bare_value_is_whole_completion = True
     bare_values_state_answers = False
     mismatch_is_proof = False
+    format_gated = False
+    needs_a_number = False
+
+    def extract(self, text: str, anchored: str | None) -> str | None:
+        """The marked answer, else the whole completion."""
+        return anchored or text.strip() or None
 
     def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
         """``text`` when it is the reference (or an alias), else None."""
