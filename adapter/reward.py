@@ -37,10 +37,10 @@ from adapter.cache.verdict_cache import VerdictCache
 from adapter.config import ConfigLike, RewardConfig
 from adapter.dispatch.breaker import BreakerState, CircuitBreaker
 from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
-from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.dispatch.judgments import Judged
 from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.replicas import ReplicaPool
+from adapter.fork_safety import reset_after_fork
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
 from adapter.groups.settings import GroupSettings
 from adapter.observability.canary import CanaryStats

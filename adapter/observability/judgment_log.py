@@ -37,7 +37,7 @@ import pydantic_core
 from typing_extensions import TypedDict
 
 from adapter.config import RewardConfig
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.fork_safety import reset_after_fork
 from adapter.observability.judgment_writer import (
     JudgmentWriter,
     LineSink,
