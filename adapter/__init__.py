@@ -9,7 +9,7 @@ from adapter.config import RewardConfig, load_reward_config
 from adapter.ensemble import MultiJudge
 from adapter.factory import create_judge_reward
 from adapter.observability.metrics_dict import MetricsDict
-from adapter.pipeline.result import RewardDict, RewardResult
+from adapter.result import RewardDict, RewardResult
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from adapter.rules import RuleRewardSystem
 

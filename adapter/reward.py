@@ -63,7 +63,7 @@ from adapter.pipeline.inputs import (
     request_from_item,
 )
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
-from adapter.pipeline.result import RewardDict, RewardResult
+from adapter.result import RewardDict, RewardResult
 from adapter.rubrics import parse_rubric
 from adapter.rubrics.criteria import VETO_NOT_JUDGED
 from adapter.rubrics.judge import RubricJudge, item_profile

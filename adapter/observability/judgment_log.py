@@ -45,7 +45,7 @@ from adapter.observability.judgment_writer import (
     open_writer,
     release_writer,
 )
-from adapter.pipeline.result import RewardResult, Source
+from adapter.result import RewardResult, Source
 from judge_vllm.redaction import scrub
 from judge_vllm.schemas import JudgeRequest
 

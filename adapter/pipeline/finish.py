@@ -26,7 +26,7 @@ from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.pipeline.calibration import CalibrationFile, calibrate, load_calibration_file
 from adapter.pipeline.inputs import InvalidInput
-from adapter.pipeline.result import GroupComparison, RewardResult, Source
+from adapter.result import GroupComparison, RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["INVALID_REWARD", "ResultDetails", "RewardOutcomes", "reward_problem"]

@@ -29,7 +29,7 @@ from adapter.integrations.openrlhf_protocol import (
     split_query,
     unavailable_message,
 )
-from adapter.pipeline.result import RewardResult
+from adapter.result import RewardResult
 from judge_vllm.errors import JudgeConfigError, JudgeError
 from judge_vllm.testing.asgi_server import ApiServer
 
