@@ -42,7 +42,6 @@ from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.replicas import ReplicaPool
 from adapter.fork_safety import reset_after_fork
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
-from adapter.groups.settings import GroupSettings
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
@@ -67,6 +66,7 @@ from adapter.result import RewardDict, RewardResult
 from adapter.rubrics import parse_rubric
 from adapter.rubrics.criteria import VETO_NOT_JUDGED
 from adapter.rubrics.judge import RubricJudge, item_profile
+from adapter.settings import GroupSettings
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (

@@ -21,7 +21,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from adapter.result import GroupComparison, RewardDict, Source
-from adapter.rubrics.criteria import MAX_CRITERIA, Criterion
+from adapter.settings import MAX_CRITERIA, Criterion
 from judge_vllm.schemas import JudgeRequest, known_answer_type
 from judge_vllm.settings import clean_api_key
 
