@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Iterable
 
 from adapter.config import ConfigLike, RewardConfig
-from adapter.observability.metrics_dict import MetricsDict
+from adapter.metrics_dict import MetricsDict
 from adapter.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeError, JudgeUnavailableError

@@ -42,10 +42,10 @@ from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.replicas import ReplicaPool
 from adapter.fork_safety import reset_after_fork
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
+from adapter.metrics_dict import MetricsDict
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
-from adapter.observability.metrics_dict import MetricsDict
 from adapter.observability.metrics_endpoint import serve_metrics
 from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.cascade import rule_first
