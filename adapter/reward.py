@@ -50,7 +50,7 @@ from adapter.observability.metrics_endpoint import serve_metrics
 from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.cascade import rule_first
 from adapter.pipeline.fallback import RuleFallback
-from adapter.pipeline.finish import RewardOutcomes
+from adapter.pipeline.finish import RewardFinisher
 from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import (
     InvalidInput,
@@ -145,7 +145,7 @@ class BaseJudgeReward:
         self._repeats = RepeatCounter()
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
-        self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log, self._known_model)
+        self._outcomes = RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model)
         reset_after_fork(self)
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 
