@@ -28,7 +28,7 @@ from judge_vllm.schemas import JudgeRequest
 from judge_vllm.testing.fake_server import FakeJudgeServer
 
 IDS = [f"req-{i}" for i in range(20_000)]
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _config(path: Path | None, **overrides: object) -> RewardConfig:
