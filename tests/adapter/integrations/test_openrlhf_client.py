@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-import socket
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from adapter.integrations.openrlhf_protocol import FALLBACK_REASON_CODES
 from judge_vllm.errors import JudgeTimeoutError, JudgeUnavailableError
 from judge_vllm.testing.asgi_server import ApiServer
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
+from judge_vllm.testing.ports import free_port
 
 TEMPLATE = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
 EXTRA_LOGS = {
@@ -139,12 +139,6 @@ def write_config(path: Path, judge_url: str, **overrides: Any) -> Path:
     config = {"judge_url": judge_url, "cache_dir": str(path.parent / "cache"), "max_retries": 0, **overrides}
     path.write_text(yaml.safe_dump(config))
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager
