@@ -8,8 +8,8 @@ result = reward_system.reward(prompt, completion, answer, answer_type="NUMBER")
 from adapter.config import RewardConfig, load_reward_config
 from adapter.ensemble import MultiJudge
 from adapter.factory import create_judge_reward
-from adapter.observability.metrics_dict import MetricsDict
-from adapter.pipeline.result import RewardDict, RewardResult
+from adapter.metrics_dict import MetricsDict
+from adapter.result import RewardDict, RewardResult
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from adapter.rules import RuleRewardSystem
 

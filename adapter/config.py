@@ -28,10 +28,8 @@ from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from adapter.groups.settings import GroupSettings
-from adapter.pipeline.calibration import ConfidenceCalibration
-from adapter.rubrics.criteria import parse_rubric
 from adapter.rules import RuleSettings
+from adapter.settings import ConfidenceCalibration, GroupSettings, parse_rubric
 from judge_vllm.errors import JudgeConfigError, JudgeInputError, did_you_mean
 from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.renamed_keys import rename_deprecated_keys

@@ -9,8 +9,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from adapter.config import RewardConfig
-from adapter.groups.settings import GroupSettings
 from adapter.rules import RuleSettings
+from adapter.settings import GroupSettings
 from judge_vllm.reasoning import ReasoningDelimiters
 
 __all__ = ["reference_markdown"]

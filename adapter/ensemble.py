@@ -15,8 +15,8 @@ import statistics
 from collections.abc import Iterable
 
 from adapter.config import ConfigLike, RewardConfig
-from adapter.observability.metrics_dict import MetricsDict
-from adapter.pipeline.result import judged_reward
+from adapter.metrics_dict import MetricsDict
+from adapter.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeError, JudgeUnavailableError
 from judge_vllm.redaction import redact_url

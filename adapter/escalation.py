@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from adapter.config import ConfigLike, RewardConfig
 from adapter.ensemble import first_answer
-from adapter.observability.metrics_dict import MetricsDict
-from adapter.pipeline.result import judged_reward
+from adapter.metrics_dict import MetricsDict
+from adapter.result import judged_reward
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.errors import JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict

@@ -37,21 +37,20 @@ from adapter.cache.verdict_cache import VerdictCache
 from adapter.config import ConfigLike, RewardConfig
 from adapter.dispatch.breaker import BreakerState, CircuitBreaker
 from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
-from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.dispatch.judgments import Judged
 from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.replicas import ReplicaPool
+from adapter.fork_safety import reset_after_fork
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
-from adapter.groups.settings import GroupSettings
+from adapter.metrics_dict import MetricsDict
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
-from adapter.observability.metrics_dict import MetricsDict
 from adapter.observability.metrics_endpoint import serve_metrics
 from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.cascade import rule_first
 from adapter.pipeline.fallback import RuleFallback
-from adapter.pipeline.finish import RewardOutcomes
+from adapter.pipeline.finish import RewardFinisher
 from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import (
     InvalidInput,
@@ -63,10 +62,11 @@ from adapter.pipeline.inputs import (
     request_from_item,
 )
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
-from adapter.pipeline.result import RewardDict, RewardResult
+from adapter.result import RewardDict, RewardResult
 from adapter.rubrics import parse_rubric
 from adapter.rubrics.criteria import VETO_NOT_JUDGED
 from adapter.rubrics.judge import RubricJudge, item_profile
+from adapter.settings import GroupSettings
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (
@@ -145,7 +145,7 @@ class BaseJudgeReward:
         self._repeats = RepeatCounter()
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
-        self._outcomes = RewardOutcomes(self.config, self.metrics, self.judgment_log, self._known_model)
+        self._outcomes = RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model)
         reset_after_fork(self)
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 

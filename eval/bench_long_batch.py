@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from adapter.pipeline.prechecks import precheck
 from judge_vllm import launcher
 from judge_vllm.client import JudgeClient
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.testing.ports import free_port
 
 __all__ = ["END", "START", "fake_judge_process", "long_batch", "long_rows", "section"]
 
@@ -86,9 +86,7 @@ def long_rows(n: int, kb: float, seed: int = 0) -> list[dict[str, str]]:
 @contextmanager
 def fake_judge_process(plan: str = "{}") -> Iterator[str]:
     """The fake judge in its own process (``plan``: a ``FaultPlan`` as JSON); yields its URL."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(port), "--plan", plan],
         stdout=subprocess.DEVNULL,

@@ -12,7 +12,6 @@ The section is written into ``docs/BENCHMARKS.md`` between its markers (the rest
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -25,18 +24,13 @@ import httpx
 from adapter import JudgeRewardSystem
 from adapter.observability.metrics import percentile
 from judge_vllm import launcher
+from judge_vllm.testing.ports import free_port
 
 __all__ = ["prefix_cache_affinity", "replica_scaling", "slow_replica", "write_section"]
 
 START = "<!-- judge-bench --replicas: start -->"
 END = "<!-- judge-bench --replicas: end -->"
 FAKE_START_TIMEOUT_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
@@ -49,7 +43,7 @@ def fake_replicas(
         json.dumps({"latency_s": (slow or {}).get(i, latency_s), "max_concurrency": concurrency})
         for i in range(n)
     ]
-    ports = [_free_port() for _ in range(n)]
+    ports = [free_port() for _ in range(n)]
     processes = [
         subprocess.Popen(
             [sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(p), "--plan", plan],

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapter.pipeline.result import JUDGE_DECIDED
+from adapter.result import JUDGE_DECIDED
 
 __all__ = [
     "DEFAULT_MIN_JUDGED",

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from adapter import BaseJudgeReward, RewardConfig, RewardDict, create_judge_reward
-from adapter.groups.settings import GroupSettings
+from adapter.settings import GroupSettings
 from eval.coverage import JUDGE_DECIDED, JudgeCoverage, judge_coverage
 from eval.dataset import EvalRow
 from eval.intervals import Array, Interval, bootstrap

@@ -7,7 +7,6 @@ The end-to-end tests never skip: if the server cannot start, they fail with the 
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,15 +15,10 @@ import pytest
 from judge_vllm import launcher
 from judge_vllm.model_prep import prepare_model
 from judge_vllm.testing.fake_server import FakeJudgeServer
+from judge_vllm.testing.ports import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER_START_TIMEOUT_S = 900.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +44,7 @@ def _real_judge(
     tmp_path_factory: pytest.TempPathFactory, extra: tuple[str, ...]
 ) -> Iterator[tuple[str, int]]:
     model = prepare_model("smollm2", REPO / "models")
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("vllm") / "server.log"
     options = launcher.ServeOptions(model=model, served_model_name="smollm2", port=port, extra_args=extra)
     process = launcher.start(options, log_file=log)

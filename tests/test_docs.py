@@ -430,7 +430,7 @@ def test_a_documented_judge_command_runs_on_the_real_judge(command, sandbox, jud
 
 REQUESTS = _commands(("curl",))
 NOT_SENT = {
-    "curl -s http://127.0.0.1:9400/metrics": "a trainer's metrics_port; tests/adapter/test_metrics_endpoint.py",
+    "curl -s http://127.0.0.1:9400/metrics": "a trainer's metrics_port; tests/adapter/observability/test_metrics_endpoint.py",
 }
 SENT = [r for r in REQUESTS if not _listed(r, NOT_SENT)]
 CURL_CONFIG = "--fail-with-body\n--max-time 30\n"  # the reader's ~/.curlrc: an HTTP error is a failure

@@ -9,13 +9,14 @@ the fake judge run from the wheel.
 import json
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from judge_vllm.testing.ports import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 XVERIFY_PROMPT = "judge_prompts/profiles/xverify/user.j2"
@@ -67,12 +68,6 @@ def _requirements(wheel: Path, extra: str | None = None) -> list[str]:
             if (f'extra == "{extra}"' in marker) if extra else "extra ==" not in marker:
                 found.append(requirement.strip())
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # Run in the client-only install: one reward with each bundled profile against the fake judge.
@@ -152,7 +147,7 @@ def test_a_client_only_install_imports_reports_its_version_and_names_missing_ext
                            cwd=tmp_path, timeout=300, env={"JUDGE_VLLM_XVERIFY_DIR": str(supplied), "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert found.stdout.strip() == "loaded", found.stderr
 
-    port = _free_port()
+    port = free_port()
     plan = json.dumps({"max_model_len": 65_536})  # compassverifier-cot's prompt with its 4,096-token budget
     fake = subprocess.Popen([str(python), "-m", "judge_vllm.testing.fake_server", "--port", str(port), "--plan", plan],
                             stdout=subprocess.PIPE, text=True, cwd=tmp_path)  # fmt: skip

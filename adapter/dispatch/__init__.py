@@ -3,6 +3,5 @@
 ``dispatcher``: one request's way to the judge (single-flight, circuit breaker, deadline);
 ``batching``: micro-batches of requests, with a bound on calls in flight; ``breaker``: the
 circuit breaker; ``replicas``: one judge on several servers (routing, failover, outliers);
-``loop_thread``: the event loop the sync API drives; ``fork_safety``: threads and locks re-made
-in a forked child.
+``loop_thread``: the event loop the sync API drives.
 """

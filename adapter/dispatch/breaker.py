@@ -15,7 +15,7 @@ from enum import Enum
 
 from typing_extensions import TypedDict
 
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.fork_safety import reset_after_fork
 
 __all__ = ["BreakerSnapshot", "BreakerState", "CircuitBreaker"]
 

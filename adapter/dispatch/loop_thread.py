@@ -9,7 +9,7 @@ import threading
 from collections.abc import Coroutine
 from typing import TypeVar
 
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.fork_safety import reset_after_fork
 from judge_vllm.errors import JudgeError
 
 __all__ = ["LoopThread"]

@@ -21,8 +21,8 @@ from adapter.dispatch.judgments import Judged, PartJudge
 from adapter.groups import schedules
 from adapter.groups.preferences import Comparison, bradley_terry, listwise_scores, pair_preferences, win_rates
 from adapter.groups.schedules import REFERENCE, Pair
-from adapter.groups.settings import GroupSettings
-from adapter.pipeline.result import GroupComparison
+from adapter.result import GroupComparison
+from adapter.settings import GroupSettings
 from judge_vllm.contract import RANKING_LETTERS
 from judge_vllm.errors import JudgeError, JudgeTimeoutError, JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
 from adapter.observability.prometheus_series import RewardCollector
-from adapter.pipeline.result import RewardDict
+from adapter.result import RewardDict
 
 __all__ = ["CONTENT_TYPE_LATEST", "LATENCY_BUCKETS_S", "ApiMetrics"]
 

@@ -20,8 +20,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from adapter.pipeline.result import GroupComparison, RewardDict, Source
-from adapter.rubrics.criteria import MAX_CRITERIA, Criterion
+from adapter.result import GroupComparison, RewardDict, Source
+from adapter.settings import MAX_CRITERIA, Criterion
 from judge_vllm.schemas import JudgeRequest, known_answer_type
 from judge_vllm.settings import clean_api_key
 

@@ -12,7 +12,7 @@ from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.http.metrics import ApiMetrics
 from adapter.http.models import ApiSettings, BreakerHealth, HealthResponse, JudgeItem, UpstreamHealth
-from adapter.pipeline.result import RewardDict
+from adapter.result import RewardDict
 from adapter.reward import BaseJudgeReward, JudgeRewardSystem
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.client import JudgeClient

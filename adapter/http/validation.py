@@ -11,8 +11,8 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from adapter.groups.settings import GroupSettings
 from adapter.http.models import JudgeItem
+from adapter.settings import GroupSettings
 
 __all__ = [
     "GROUP_KEYS",

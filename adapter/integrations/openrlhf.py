@@ -61,7 +61,7 @@ from adapter.integrations.openrlhf_protocol import (
     reward_items,
     unavailable_message,
 )
-from adapter.pipeline.result import RewardDict
+from adapter.result import RewardDict
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.errors import JudgeConfigError
 

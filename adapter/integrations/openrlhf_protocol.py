@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from adapter.pipeline.result import RewardDict
+from adapter.result import RewardDict
 from judge_vllm.errors import (
     CircuitOpenError,
     ContextOverflowError,

@@ -35,10 +35,10 @@ from typing import ClassVar, Literal
 from typing_extensions import TypedDict
 
 from adapter.config import ConfigLike, RewardConfig
-from adapter.dispatch.fork_safety import reset_after_fork
 from adapter.factory import create_judge_reward
+from adapter.fork_safety import reset_after_fork
 from adapter.pipeline.conversations import message_text, prompt_text
-from adapter.pipeline.result import RewardDict
+from adapter.result import RewardDict
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeInputError
 

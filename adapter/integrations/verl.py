@@ -64,7 +64,7 @@ from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
 from adapter.integrations.process_rewards import ProcessRewards
-from adapter.pipeline.result import RewardDict, Source
+from adapter.result import RewardDict, Source
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
 

@@ -37,7 +37,7 @@ import pydantic_core
 from typing_extensions import TypedDict
 
 from adapter.config import RewardConfig
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.fork_safety import reset_after_fork
 from adapter.observability.judgment_writer import (
     JudgmentWriter,
     LineSink,
@@ -45,7 +45,7 @@ from adapter.observability.judgment_writer import (
     open_writer,
     release_writer,
 )
-from adapter.pipeline.result import RewardResult, Source
+from adapter.result import RewardResult, Source
 from judge_vllm.redaction import scrub
 from judge_vllm.schemas import JudgeRequest
 

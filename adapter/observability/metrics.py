@@ -7,7 +7,7 @@ from collections import Counter, deque
 
 from typing_extensions import TypedDict
 
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.fork_safety import reset_after_fork
 from adapter.observability.reward_distribution import RewardDistribution, RewardDistributionSnapshot
 
 __all__ = [

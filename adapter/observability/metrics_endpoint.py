@@ -29,7 +29,7 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry, start_http_server
 
 from adapter.config import RewardConfig
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.fork_safety import reset_after_fork
 from adapter.observability.prometheus_series import LabelledRewardCollector
 
 __all__ = ["INSTANCE_LABEL", "MetricsEndpoint", "serve_metrics"]

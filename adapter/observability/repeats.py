@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from adapter.dispatch.fork_safety import reset_after_fork
+from adapter.fork_safety import reset_after_fork
 
 __all__ = ["RepeatCounter", "is_reported"]
 

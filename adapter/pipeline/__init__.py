@@ -8,6 +8,6 @@
 5. (the judge is asked: ``adapter.dispatch``, through ``adapter.cache``)
 6. ``calibration``: the judge's score becomes the reward (a fitted curve, or confidence mapping).
 7. ``fallback``: what answers when the judge did not (the rule reward, with its reason).
-8. ``finish``: the result is counted in the metrics and offered to the judgment log.
-9. ``result``: the ``RewardResult`` a trainer gets back.
+8. ``finish``: the ``RewardResult`` a trainer gets back (``adapter.result``), counted in the
+   metrics and offered to the judgment log.
 """

@@ -24,6 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from adapter.settings import ConfidenceCalibration
 from judge_vllm.errors import JudgeConfigError
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "MAX_CALIBRATION_FILE_BYTES",
     "CalibrationCurve",
     "CalibrationFile",
-    "ConfidenceCalibration",
     "calibrate",
     "load_calibration_file",
 ]
@@ -41,14 +41,6 @@ ANY_ANSWER_TYPE = "*"
 MAX_CALIBRATION_FILE_BYTES = 1024 * 1024
 MAX_KNOTS = 10_000
 
-
-class ConfidenceCalibration(BaseModel):
-    """Rewards whose ``confidence`` is below ``threshold`` are multiplied by ``factor``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    factor: float = Field(default=0.8, ge=0.0, le=1.0)
 
 
 def calibrate(

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 
 from adapter.observability.repeats import RepeatCounter, is_reported
-from adapter.pipeline.result import Source
+from adapter.result import Source
 from adapter.rules import RuleSettings, grade
 from judge_vllm.errors import JudgeError
 from judge_vllm.schemas import JudgeRequest

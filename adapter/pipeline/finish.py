@@ -26,10 +26,10 @@ from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.pipeline.calibration import CalibrationFile, calibrate, load_calibration_file
 from adapter.pipeline.inputs import InvalidInput
-from adapter.pipeline.result import GroupComparison, RewardResult, Source
+from adapter.result import GroupComparison, RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
 
-__all__ = ["INVALID_REWARD", "ResultDetails", "RewardOutcomes", "reward_problem"]
+__all__ = ["INVALID_REWARD", "ResultDetails", "RewardFinisher", "reward_problem"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class ResultDetails(TypedDict, total=False):
     comparisons: list[GroupComparison] | None
 
 
-class RewardOutcomes:
+class RewardFinisher:
     """Builds the results of one reward system, and records each in its metrics and judgment log."""
 
     def __init__(

@@ -1,7 +1,7 @@
-"""A rubric: criteria, each judged yes/no on its own, combined into one reward.
+"""A rubric's score: its criteria (``adapter.settings.Criterion``), each judged yes/no on its own,
+combined into one reward.
 
-A rubric is a list whose entries are plain strings or ``{criterion, weight (default 1), veto
-(default false)}``. ``score_rubric`` takes each criterion's P(yes) (the judge's probability in
+``score_rubric`` takes each criterion's P(yes) (the judge's probability in
 fast mode, 1.0 / 0.0 for a sampled yes / no; None when the criterion could not be judged) and
 gives the weighted mean over the judged criteria, 0 when any judged veto criterion is "no"
 (P(yes) < 0.5), and None when no criterion was judged or when a veto criterion was not judged
@@ -13,34 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from judge_vllm.errors import JudgeInputError
+from adapter.settings import Criterion
 
-__all__ = [
-    "MAX_CRITERIA",
-    "VETO_NOT_JUDGED",
-    "Criterion",
-    "CriterionScore",
-    "RubricScore",
-    "parse_rubric",
-    "score_rubric",
-]
+__all__ = ["VETO_NOT_JUDGED", "CriterionScore", "RubricScore", "score_rubric"]
 
-MAX_CRITERIA = 64
-MAX_CRITERION_CHARS = 2000
 VETO_BELOW = 0.5
 VETO_NOT_JUDGED = "veto_not_judged"  # the reason a rubric item is unsure when a veto went unanswered
-
-
-class Criterion(BaseModel):
-    """One yes/no requirement of a good response."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    criterion: str = Field(min_length=1, max_length=MAX_CRITERION_CHARS)
-    weight: float = Field(default=1.0, gt=0.0, le=1000.0)
-    veto: bool = False
 
 
 class CriterionScore(BaseModel):
@@ -66,29 +46,6 @@ class RubricScore(BaseModel):
     explanation: str
     unjudged_vetoes: list[str] = []
 
-
-def parse_rubric(rubric: object, field: str = "rubric") -> list[Criterion]:
-    """Criteria from a list of strings or mappings; ``JudgeInputError`` naming the entry otherwise."""
-    if isinstance(rubric, str | bytes) or not isinstance(rubric, Sequence) or not rubric:
-        raise JudgeInputError(f"{field} must be a non-empty list of criteria, got {type(rubric).__name__}")
-    if len(rubric) > MAX_CRITERIA:
-        raise JudgeInputError(f"{field} has {len(rubric)} criteria; at most {MAX_CRITERIA}")
-    criteria = []
-    for k, entry in enumerate(rubric):
-        try:
-            if isinstance(entry, str):
-                criteria.append(Criterion(criterion=entry.strip()))
-            elif isinstance(entry, dict):
-                criteria.append(Criterion.model_validate(entry))
-            else:
-                raise JudgeInputError(
-                    f"{field}[{k}] must be a string or a mapping, got {type(entry).__name__}"
-                )
-        except ValidationError as err:
-            problem = err.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "criterion"
-            raise JudgeInputError(f"{field}[{k}].{where}: {problem['msg']}") from None
-    return criteria
 
 
 def score_rubric(criteria: Sequence[Criterion], p_yes: Sequence[float | None]) -> RubricScore:

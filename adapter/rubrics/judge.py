@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from functools import cache
 
 from adapter.dispatch.judgments import PartJudge
-from adapter.rubrics.criteria import Criterion, RubricScore, score_rubric
+from adapter.rubrics.criteria import RubricScore, score_rubric
+from adapter.settings import Criterion
 from judge_vllm.errors import JudgeError
 from judge_vllm.profiles import JudgeProfile, load_profile
 from judge_vllm.schemas import JudgeRequest

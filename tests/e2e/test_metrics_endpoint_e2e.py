@@ -8,6 +8,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapter.integrations.trl import judge_reward_func
+from tiny_grpo import run_grpo
 
 pytestmark = pytest.mark.e2e
 
@@ -25,9 +26,10 @@ def _reward_samples(url: str) -> dict[str, float]:
     return samples
 
 
-def test_the_trainer_process_serves_the_reward_series_during_training(judge_url, tmp_path, trl_helpers):
+def test_the_trainer_process_serves_the_reward_series_during_training(judge_url, tmp_path):
     # fallback off: a judge failure would show as None, not as a rule reward in the histogram.
-    config = trl_helpers._config(judge_url, tmp_path, reward_timeout=600, fallback_to_rule=False, metrics_port=0)
+    config = {"judge_url": judge_url, "mode": "fast", "cache_dir": str(tmp_path / "cache"), "reward_timeout": 600,
+              "fallback_to_rule": False, "metrics_port": 0}  # fmt: skip
     func = judge_reward_func(config)
     system = func.reward_system
     url = system.metrics_endpoint.url
@@ -41,7 +43,7 @@ def test_the_trainer_process_serves_the_reward_series_during_training(judge_url,
 
     system.reward_batch = scraped_reward_batch
     try:
-        _, returned = trl_helpers.run_grpo(func, tmp_path)
+        _, returned = run_grpo(func, tmp_path)
     finally:
         func.close()
     assert [len(r) for r in returned] == [4, 4]

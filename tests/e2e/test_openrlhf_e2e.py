@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import torch
@@ -14,6 +12,7 @@ from transformers import AutoTokenizer
 from adapter.cli import main as judge_vllm_main
 from adapter.integrations import openrlhf_inprocess
 from judge_vllm.model_prep import prepare_model
+from openrlhf_client import EXTRA_LOGS, load_openrlhf_agent, openrlhf_rm_cli, rollouts, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -24,35 +23,24 @@ SAMPLES = [
 ]
 
 
-def _client_tests() -> ModuleType:
-    """The OpenRLHF client unit tests' module, for its helpers (tests/ is not a package)."""
-    path = REPO / "tests" / "adapter" / "integrations" / "test_openrlhf_client.py"
-    spec = importlib.util.spec_from_file_location("openrlhf_client_tests", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("way", ["openrlhf-rm", "reward_func"])
 def test_openrlhfs_client_gets_rewards_from_the_real_judge(judge_url, tmp_path, monkeypatch, capsys, way):
-    helpers = _client_tests()
-    agent = helpers.load_openrlhf_agent()
+    agent = load_openrlhf_agent()
     tokenizer = AutoTokenizer.from_pretrained(prepare_model("smollm2", REPO / "models"))
     template = tokenizer.apply_chat_template(
         [{"role": "user", "content": "{question}"}], tokenize=False, add_generation_prompt=True
     )
     # a judge failure must show as a missing reward, not hide behind the rules
-    config = helpers.write_config(tmp_path / "openrlhf.yaml", judge_url, reward_timeout=120, fallback_to_rule=False)
+    config = write_config(tmp_path / "openrlhf.yaml", judge_url, reward_timeout=120, fallback_to_rule=False)
     if way == "openrlhf-rm":
-        with helpers.openrlhf_rm_cli(config) as url:
-            outputs = helpers.rollouts(agent.SingleTurnAgentExecutor(url), SAMPLES, template, tokenizer)
+        with openrlhf_rm_cli(config) as url:
+            outputs = rollouts(agent.SingleTurnAgentExecutor(url), SAMPLES, template, tokenizer)
     else:
         assert judge_vllm_main(["openrlhf-rm", "--print-reward-func-path"]) == 0
         monkeypatch.setenv("JUDGE_REWARD_CONFIG", str(config))
         executor = agent.SingleTurnAgentExecutor(capsys.readouterr().out.strip())
         try:
-            outputs = helpers.rollouts(executor, SAMPLES, template, tokenizer)
+            outputs = rollouts(executor, SAMPLES, template, tokenizer)
         finally:
             openrlhf_inprocess.close_reward_system()
     for output in outputs:
@@ -61,6 +49,6 @@ def test_openrlhfs_client_gets_rewards_from_the_real_judge(judge_url, tmp_path, 
         value = reward.item() if isinstance(reward, torch.Tensor) else reward[0]
         assert 0.0 <= value <= 1.0
         numbers = {key: float(values[0]) for key, values in logs.items()}
-        assert set(numbers) == helpers.EXTRA_LOGS
+        assert set(numbers) == EXTRA_LOGS
         assert numbers["judge_source"] == 0.0 and numbers["judge_fallback"] == 0.0  # the judge's verdict
         assert 0.0 < numbers["judge_confidence"] <= 1.0 and numbers["judge_latency_s"] > 0.0

@@ -9,7 +9,6 @@ with --enforce-eager (no torch.compile warm-up: about 1 min per start instead of
 
 import os
 import signal
-import socket
 import threading
 
 import pytest
@@ -18,6 +17,7 @@ from adapter import JudgeRewardSystem
 from eval.bench import mixed_items
 from judge_vllm import launcher
 from judge_vllm.model_prep import prepare_model
+from judge_vllm.testing.ports import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -25,12 +25,6 @@ TOTAL = 500
 CHUNK = 25
 KILL_AFTER = 100
 DOWN_CHUNKS = 4  # chunks sent while the server is down, before the driver waits for the restart
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _start(model: str, port: int, log):
@@ -43,7 +37,7 @@ def _start(model: str, port: int, log):
 @pytest.mark.timeout(1800)
 def test_killed_and_restarted_server_loses_nothing(tmp_path):
     model = prepare_model("smollm2")
-    port = _free_port()
+    port = free_port()
     process = _start(model, port, tmp_path / "vllm-1.log")
     items = [{**item, "request_id": f"r{i}"} for i, item in enumerate(mixed_items(TOTAL))]
     config = {

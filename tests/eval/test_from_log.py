@@ -15,7 +15,7 @@ import pytest
 
 from adapter import JudgeRewardSystem
 from adapter.observability.judgment_log import JudgmentEntry, judgment_line
-from adapter.pipeline.result import RewardResult
+from adapter.result import RewardResult
 from eval.cli import main
 from eval.from_log import TRUNCATED, bucket_minutes_for, normalise_completion, summarize_lines
 from eval.log_report import LOG_REPORT_HTML, LOG_REPORT_JSON, LOG_REPORT_MD

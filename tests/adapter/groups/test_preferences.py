@@ -14,7 +14,7 @@ from adapter.groups import (
     win_rates,
     within_budget,
 )
-from adapter.groups.settings import GroupSettings
+from adapter.settings import GroupSettings
 
 
 def _judged(pairs, prefers):

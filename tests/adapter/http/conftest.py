@@ -6,7 +6,6 @@ The fake judge scores 5 (reward 1.0) when the reference answer appears in the re
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from adapter.http import create_app
 from judge_vllm.testing.asgi_server import ApiServer
+from judge_vllm.testing.ports import free_port
 
 RewardConfigFactory = Callable[..., dict[str, Any]]
 
@@ -37,9 +37,7 @@ def reward_config(tmp_path) -> RewardConfigFactory:
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_port()
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import ast
 import importlib.util
 import json
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,10 @@ from adapter.integrations.openrlhf_protocol import (
     split_query,
     unavailable_message,
 )
-from adapter.pipeline.result import RewardResult
+from adapter.result import RewardResult
 from judge_vllm.errors import JudgeConfigError, JudgeError
 from judge_vllm.testing.asgi_server import ApiServer
+from judge_vllm.testing.ports import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 TEMPLATE = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
@@ -167,9 +167,7 @@ def test_the_servers_answer_type_is_checked_when_the_app_is_built():
 
 
 def test_a_reward_the_judge_could_not_give_is_a_503_not_a_number(tmp_path):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        closed = sock.getsockname()[1]
+    closed = free_port()
     payload = _payload(["What is 6*7?"], ["The answer is 42."], ["42"])
     app = create_app(_config(f"http://127.0.0.1:{closed}", tmp_path, fallback_to_rule=False))
     with ApiServer(app) as server:

@@ -1,4 +1,4 @@
-"""Every reward leaves through ``RewardOutcomes.finish``: None or a finite number in [0, 1], never NaN."""
+"""Every reward leaves through ``RewardFinisher.finish``: None or a finite number in [0, 1], never NaN."""
 
 import math
 

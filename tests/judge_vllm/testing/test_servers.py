@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import socket
 import subprocess
 import sys
 
@@ -12,16 +11,11 @@ import pytest
 
 from judge_vllm import launcher
 from judge_vllm.testing.asgi_server import ApiServer
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from judge_vllm.testing.ports import free_port
 
 
 def test_fake_server_runs_as_a_module():
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "judge_vllm.testing.fake_server", "--port", str(port)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:

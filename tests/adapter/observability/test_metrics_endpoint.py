@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import adapter.observability.metrics_endpoint
 from adapter import JudgeRewardSystem, create_judge_reward
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.testing.ports import free_port
 
 QUESTION = "What is 2+2?"
 
@@ -30,12 +31,6 @@ def _scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
         for family in text_string_to_metric_families(reply.text)
         for s in family.samples
     }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _refused(url: str) -> bool:
@@ -89,7 +84,7 @@ def test_the_same_families_as_the_http_api(fake_judge, tmp_path):
 
 
 def test_two_systems_share_one_port_and_registry_and_the_last_close_stops_it(fake_judge, tmp_path):
-    port = _free_port()
+    port = free_port()
     train = _system(fake_judge.url, tmp_path / "a", metrics_port=port)
     val = _system(fake_judge.url, tmp_path / "b", metrics_port=port)
     try:
@@ -110,7 +105,7 @@ def test_two_systems_share_one_port_and_registry_and_the_last_close_stops_it(fak
 
 
 def test_named_systems_and_a_port_reused_after_close(fake_judge, tmp_path):
-    port = _free_port()
+    port = free_port()
     with _system(fake_judge.url, tmp_path / "a", metrics_port=port, metrics_name="accuracy") as first:
         assert first.metrics_endpoint.name == "accuracy"
     with _system(fake_judge.url, tmp_path / "b", metrics_port=port, metrics_name="accuracy") as again:

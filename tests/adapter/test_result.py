@@ -2,7 +2,7 @@
 
 from typing import get_type_hints
 
-from adapter.pipeline.result import GroupComparison, GroupComparisonDict, RewardDict, RewardResult
+from adapter.result import GroupComparison, GroupComparisonDict, RewardDict, RewardResult
 from adapter.rules.settings import RuleVerdict
 from adapter.rules.system import RuleRewardDict, RuleRewardSystem
 

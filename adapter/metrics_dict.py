@@ -1,8 +1,10 @@
 """What ``get_metrics()`` returns, key by key: a plain dict for trainers, typed here.
 
-Each part is typed where it is counted (``RewardCounters`` in ``metrics``, ``CanaryCounts``,
-``BreakerSnapshot``, ``CacheStats``, ``JudgmentLogCounts``, ``ReplicaSnapshot``); ``MetricsDict``
-adds the reward system's live gauges to the counters, and the keys only some systems have.
+Each part is typed where it is counted (``RewardCounters`` in ``observability.metrics``,
+``CanaryCounts``, ``BreakerSnapshot``, ``CacheStats``, ``JudgmentLogCounts``, ``ReplicaSnapshot``),
+in observability, dispatch and the cache: this module gathers them, above all three.
+``MetricsDict`` adds the reward system's live gauges to the counters, and the keys only some
+systems have.
 """
 
 # No ``from __future__ import annotations``: NotRequired must be seen at run time (``__required_keys__``).

@@ -1,12 +1,25 @@
-"""The ``group:`` block of the reward config: how the completions of one prompt are judged together."""
+"""The blocks the reward config nests, below ``config`` and every step that reads them:
+``group:`` (``GroupSettings``: how the completions of one prompt are judged together),
+``calibration:`` (``ConfidenceCalibration``: the confidence shrink) and ``rubric:`` (its
+``Criterion`` entries, read by ``parse_rubric``, for the config and for each item's own rubric).
+
+A rubric is a list whose entries are plain strings or ``{criterion, weight (default 1), veto
+(default false)}``; ``adapter.rubrics`` judges and scores it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["GroupSettings"]
+from judge_vllm.errors import JudgeInputError
+
+__all__ = ["MAX_CRITERIA", "ConfidenceCalibration", "Criterion", "GroupSettings", "parse_rubric"]
+
+MAX_CRITERIA = 64
+MAX_CRITERION_CHARS = 2000
 
 
 class GroupSettings(BaseModel):
@@ -76,3 +89,46 @@ class GroupSettings(BaseModel):
             f"a group of {members} completions is more than group.max_members ({self.max_members}): "
             "split it, or raise group.max_members (and group.max_comparisons to twice it)"
         )
+
+
+class ConfidenceCalibration(BaseModel):
+    """Rewards whose ``confidence`` is below ``threshold`` are multiplied by ``factor``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    factor: float = Field(default=0.8, ge=0.0, le=1.0)
+
+
+class Criterion(BaseModel):
+    """One yes/no requirement of a good response."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    criterion: str = Field(min_length=1, max_length=MAX_CRITERION_CHARS)
+    weight: float = Field(default=1.0, gt=0.0, le=1000.0)
+    veto: bool = False
+
+
+def parse_rubric(rubric: object, field: str = "rubric") -> list[Criterion]:
+    """Criteria from a list of strings or mappings; ``JudgeInputError`` naming the entry otherwise."""
+    if isinstance(rubric, str | bytes) or not isinstance(rubric, Sequence) or not rubric:
+        raise JudgeInputError(f"{field} must be a non-empty list of criteria, got {type(rubric).__name__}")
+    if len(rubric) > MAX_CRITERIA:
+        raise JudgeInputError(f"{field} has {len(rubric)} criteria; at most {MAX_CRITERIA}")
+    criteria = []
+    for k, entry in enumerate(rubric):
+        try:
+            if isinstance(entry, str):
+                criteria.append(Criterion(criterion=entry.strip()))
+            elif isinstance(entry, dict):
+                criteria.append(Criterion.model_validate(entry))
+            else:
+                raise JudgeInputError(
+                    f"{field}[{k}] must be a string or a mapping, got {type(entry).__name__}"
+                )
+        except ValidationError as err:
+            problem = err.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"]) or "criterion"
+            raise JudgeInputError(f"{field}[{k}].{where}: {problem['msg']}") from None
+    return criteria

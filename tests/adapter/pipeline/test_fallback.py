@@ -7,6 +7,7 @@ from adapter.pipeline.fallback import RuleFallback
 from adapter.rules import RuleSettings
 from judge_vllm.errors import JudgeTimeoutError
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.testing.ports import free_port
 
 REQUEST = JudgeRequest(prompt="2+2?", completion="The answer is 4.", answer="4", answer_type="NUMBER")
 
@@ -48,13 +49,9 @@ def test_a_repeated_warning_is_reported_at_1_10_100_and_every_1000(count, report
 def test_a_dead_judge_is_one_warning_with_its_cause_and_judge_unavailable(tmp_path, caplog):
     """The port closed, fallback off: each reward says the judge is unavailable (not a timeout),
     the failed model discovery is one line with its cause, and no rule fallback is claimed."""
-    import socket
-
     from adapter import JudgeRewardSystem
 
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     caplog.set_level("DEBUG", logger="JudgeReward")
     config = {"judge_url": f"http://127.0.0.1:{port}", "fallback_to_rule": False, "cache_dir": str(tmp_path),
               "reward_timeout": 2.0, "max_retries": 20, "circuit_breaker_threshold": 100}  # fmt: skip

@@ -23,12 +23,12 @@ from adapter.ensemble import MultiJudge
 from adapter.observability import judgment_log
 from adapter.observability.judgment_log import JudgmentLog, cut_text, sampled
 from adapter.observability.judgment_writer import RotatingFile, line_chunks, open_writer, release_writer
-from adapter.pipeline.result import RewardResult
+from adapter.result import RewardResult
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.testing.fake_server import FakeJudgeServer
 
 IDS = [f"req-{i}" for i in range(20_000)]
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _config(path: Path | None, **overrides: object) -> RewardConfig:
@@ -308,7 +308,7 @@ def test_a_process_that_never_closes_still_writes_its_last_lines(tmp_path):
     path = tmp_path / "j.jsonl"
     script = (
         "from adapter.config import RewardConfig; from adapter.observability.judgment_log import JudgmentLog; "
-        "from adapter.pipeline.result import RewardResult; "
+        "from adapter.result import RewardResult; "
         f"log = JudgmentLog(RewardConfig(judgment_log_path={str(path)!r}), lambda: None)\n"
         "for i in range(500): log.record(RewardResult(reward=1.0, source='rule', request_id=f'x{i}'), None)"
     )

@@ -1,0 +1,112 @@
+"""A tiny GRPOTrainer run (two steps of a random 2-layer Llama on CPU), for the TRL unit tests and
+the end-to-end tests: ``run_grpo`` trains with a reward function on ``PROMPTS`` or ``DIALOGUES``;
+``step_logs`` and ``completions_table`` read what the trainer logged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from judge_vllm.model_prep import prepare_model
+
+REPO = Path(__file__).resolve().parents[2]
+PROMPTS = ["What is 2+2?", "Name the capital of France."]
+SYSTEM = "You are a terse tutor. Answer with one word or number."
+# Multi-turn prompts with a system prompt: the judge must see all of it.
+DIALOGUES = [
+    [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "What is 1+1?"},
+        {"role": "assistant", "content": "2"},
+        {"role": "user", "content": p},
+    ]
+    for p in PROMPTS
+]
+
+
+def run_grpo(reward_func: Any, tmp_path: Path, conversational: bool = False) -> tuple[Any, list[list[Any]]]:
+    """Two GRPO steps of a tiny random Llama (SmolLM2's tokenizer) on 2 prompts x 2 generations.
+
+    Returns the trainer and the rewards of each judge call (one per step; one per prompt and
+    step with a ``group:`` block); the completions table of each step is in ``tmp_path/grpo/completions`` (``completions_table``).
+    """
+    import torch
+    from datasets import Dataset
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from trl import GRPOConfig, GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(prepare_model("smollm2", REPO / "models"))
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        )
+    )
+    # "e" is in almost any 8 random tokens and "qqqqq" in none: the fake judge's rewards differ.
+    dataset = Dataset.from_dict(
+        {
+            "prompt": DIALOGUES if conversational else PROMPTS,
+            "answer": ["e", "qqqqq"],
+            "answer_type": ["TEXT", "TEXT"],
+        }
+    )
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=8,
+        max_steps=2,
+        logging_steps=1,
+        log_completions=True,
+        save_strategy="no",
+        seed=0,
+    )
+    returned: list[list[Any]] = []
+    system = reward_func.reward_system
+
+    def record(results):
+        returned.append([r["reward"] for r in results])
+        return results
+
+    def recording(method):
+        return lambda items: record(method(items))
+
+    def arecording(method):
+        async def recorded(items):
+            return record(await method(items))
+
+        return recorded
+
+    for name in ("reward_batch", "reward_group"):
+        setattr(system, name, recording(getattr(system, name)))
+    for name in ("areward_batch", "areward_group"):
+        setattr(system, name, arecording(getattr(system, name)))
+    trainer = GRPOTrainer(
+        model=model, processing_class=tokenizer, reward_funcs=reward_func, args=args, train_dataset=dataset
+    )
+    trainer.train()
+    return trainer, returned
+
+
+def completions_table(tmp_path: Path, step: int) -> Any:
+    """The completions table GRPOTrainer wrote at ``step`` (a pandas DataFrame)."""
+    import pandas as pd
+
+    return pd.read_parquet(tmp_path / "grpo" / "completions" / f"completions_{step:05d}.parquet")
+
+
+def step_logs(trainer: Any) -> list[dict[str, float]]:
+    """The per-step entries of the trainer's log history (not the closing summary)."""
+    return [entry for entry in trainer.state.log_history if "loss" in entry]
