@@ -10,7 +10,7 @@ The path of one reward, each step in a module of its own:
     dispatch.JudgeDispatcher    on the loop thread: single-flight, breaker, deadline,
                                 micro-batcher, ``_request_judge`` -> source "judge"
     fallback.RuleFallback       the judge failed -> "rule_fallback" (or "error", reward None)
-    outcomes.RewardOutcomes     every result: calibrated, counted in the metrics, offered to
+    finish.RewardFinisher       every result: calibrated, counted in the metrics, offered to
                                 the judgment log
 
 A rubric item's criteria and a group's comparisons take the judge step through the same cache
@@ -145,7 +145,7 @@ class BaseJudgeReward:
         self._repeats = RepeatCounter()
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
-        self._outcomes = RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model)
+        self._finisher = RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model)
         reset_after_fork(self)
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 
@@ -293,7 +293,7 @@ class BaseJudgeReward:
         (a trainer reads its log, not every row's explanation)."""
         if self._repeats.add("invalid_input") == 1:
             logger.warning("invalid input gets reward 0 (reason invalid_input): %s (said once)", built.problem)
-        return self._outcomes.invalid(built)
+        return self._finisher.invalid(built)
 
     def _prechecked(
         self, request: JudgeRequest, started: float, profile: JudgeProfile | None = None
@@ -323,7 +323,7 @@ class BaseJudgeReward:
         return graded if decided is None else self._decided(request, started, decided)
 
     def _decided(self, request: JudgeRequest, started: float, decided: PrecheckVerdict) -> RewardResult:
-        return self._outcomes.finish(
+        return self._finisher.finish(
             request, started, decided.reward, "rule", decided.explanation, reason=decided.reason
         )
 
@@ -335,7 +335,7 @@ class BaseJudgeReward:
         verdict = decision.verdict
         if decision.decided:
             explanation = f"decided by rule ({verdict.reason}): {verdict.explanation}"
-            return self._outcomes.finish(
+            return self._finisher.finish(
                 request, started, verdict.reward, "rule", explanation, reason=CASCADE_REASON
             )
         if self._profile.judge_input == "final_answer" and verdict.extracted:
@@ -348,7 +348,7 @@ class BaseJudgeReward:
         if key is not None and self._cache is not None:
             verdict = self._cache.get(key)
             if verdict is not None:
-                return self._outcomes.from_verdict(request, started, verdict, "cache"), key
+                return self._finisher.from_verdict(request, started, verdict, "cache"), key
         return None, key
 
     async def _judged(self, request: JudgeRequest, started: float, key: str | None) -> RewardResult:
@@ -360,7 +360,7 @@ class BaseJudgeReward:
             dispatcher = await self._ensure_started()
             judged = await self._judge_part(dispatcher, request, started + self._judge_budget_s, key)
             if isinstance(judged.outcome, Verdict):
-                return self._outcomes.from_verdict(request, started, judged.outcome, judged.source)
+                return self._finisher.from_verdict(request, started, judged.outcome, judged.source)
             return await self._afall_back(request, started, judged.outcome)
         finally:
             if task is not None:
@@ -417,7 +417,7 @@ class BaseJudgeReward:
         """The rule fallback's reward, within ``budget_s`` (default: what is left of ``reward_timeout``)."""
         budget = started + self.config.reward_timeout - time.monotonic() if budget_s is None else budget_s
         fallback = self._fallback.decide(request, err, budget)
-        return self._outcomes.finish(
+        return self._finisher.finish(
             request,
             started,
             fallback.reward,
@@ -436,7 +436,7 @@ class BaseJudgeReward:
         try:
             criteria = parse_rubric(request.metadata.get("rubric", self.config.rubric))
         except JudgeInputError as err:
-            return self._outcomes.finish(
+            return self._finisher.finish(
                 request, started, 0.0, "rule", f"invalid rubric: {err}", reason="invalid_input"
             )
         checked = self._prechecked(request, started, item_profile())  # once per item, not per criterion
@@ -445,7 +445,7 @@ class BaseJudgeReward:
         scored, error = await self._rubric_judge.score(checked, criteria, started + self._judge_budget_s)
         per_criterion = {s.criterion: s.p_yes for s in scored.criteria if s.p_yes is not None}
         if scored.reward is not None:
-            return self._outcomes.finish(
+            return self._finisher.finish(
                 request, started, scored.reward, "judge", scored.explanation,
                 detailed_scores=per_criterion, reason="vetoed" if scored.vetoed_by else None,
             )  # fmt: skip
@@ -456,11 +456,11 @@ class BaseJudgeReward:
             failed = JudgeUnavailableError(f"no rubric criterion could be judged: {error}")
             reason, why = failed.reason, failed.reason
         if not self.config.fallback_to_rule:
-            return self._outcomes.finish(
+            return self._finisher.finish(
                 request, started, None, "error", str(failed), reason=reason, error=str(failed)
             )
         explanation = f"rule fallback ({why}): no rule can grade a rubric: the unsure reward"
-        return self._outcomes.finish(
+        return self._finisher.finish(
             request, started, self.config.rules.unsure_reward, "rule_fallback", explanation,
             reason=reason, error=str(failed),
         )  # fmt: skip
@@ -572,7 +572,7 @@ class BaseJudgeReward:
         score = scored.scores[slot]
         if score is None:
             return await self._afall_back(request, started, scored.unscored(settings), budget_s=self.config.reward_timeout)
-        return self._outcomes.finish(
+        return self._finisher.finish(
             request, started, score, "judge", scored.explanation(slot, settings), reason=settings.mode,
             comparisons=scored.comparisons[slot],
         )  # fmt: skip
