@@ -178,7 +178,7 @@ class BaseJudgeReward:
         check_keys(metadata, "reward")
         built = build_request(prompt, completion, answer, answer_type, metadata)
         if self._has_rubric(built):
-            return self._loop.run(self._rubric_scored(built, started))
+            return self._answered_in_time([built], self._score_all([built], started), started)[0]
         step = self._before_judge(built, started)  # in the caller's thread: trainer threads in parallel
         if isinstance(step, RewardResult):
             return step
@@ -194,16 +194,20 @@ class BaseJudgeReward:
         """Score many completions at once (batched to the judge); results in input order.
         ``JudgeInputError``, before anything is judged, for a dict item with a key no reward reads
         (``ITEM_KEYS``: a typo such as ``anwser``)."""
-        results = self._loop.run(self._score_items(batch_items(items), time.monotonic()))
-        return [r.to_dict() for r in results]
+        started = time.monotonic()
+        built = [request_from_item(i) for i in batch_items(items)]
+        return [r.to_dict() for r in self._answered_in_time(built, self._score_all(built, started), started)]
 
     def reward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score the completions of one prompt together, as ``group:`` in the config says
         (pairwise, listwise, or pointwise when unset): one reward per item, in order, each with
         the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``.
         ``JudgeInputError`` for members of several prompts, or more than ``group.max_members``."""
+        started = time.monotonic()
         members = self._group_members(items)
-        return [r.to_dict() for r in self._loop.run(self._score_group(members, time.monotonic()))]
+        deadline = self.config.group.deadline if self.config.group else 0.0
+        results = self._answered_in_time(members, self._score_group(members, started), started, deadline)
+        return [r.to_dict() for r in results]
 
     def probe_canaries(self) -> float | None:
         """Run one round of canary probes now; return the judge's false-positive rate."""
@@ -265,7 +269,8 @@ class BaseJudgeReward:
 
     async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_batch``, callable from any event loop."""
-        results = await self._on_loop(self._score_items(batch_items(items), time.monotonic()))
+        built = [request_from_item(i) for i in batch_items(items)]
+        results = await self._on_loop(self._score_all(built, time.monotonic()))
         return [r.to_dict() for r in results]
 
     async def areward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
@@ -398,8 +403,33 @@ class BaseJudgeReward:
         request, key = step
         return await self._judged(request, started, key)
 
-    async def _score_items(self, items: list[object], started: float) -> list[RewardResult]:
-        return list(await asyncio.gather(*(self._score(request_from_item(i), started) for i in items)))
+    async def _score_all(self, built: list[JudgeRequest | InvalidInput], started: float) -> list[RewardResult]:
+        return list(await asyncio.gather(*(self._score(b, started) for b in built)))
+
+    def _answered_in_time(
+        self,
+        built: list[JudgeRequest | InvalidInput],
+        scoring: Coroutine[object, None, list[RewardResult]],
+        started: float,
+        extra_s: float = 0.0,
+    ) -> list[RewardResult]:
+        """``scoring`` run on the loop thread, waited for ``reward_timeout`` (plus ``extra_s``, a
+        group's deadline) and a grace; past that, each item's reward is made in the caller's
+        thread, as if its judge had timed out: a busy or stuck loop never holds a trainer."""
+        future = self._loop.submit(scoring)
+        try:
+            return future.result(self.config.reward_timeout + extra_s + FACADE_GRACE_S)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            late = JudgeTimeoutError("Timeout waiting for results")
+            return [self._unanswered(b, started, late) for b in built]
+
+    def _unanswered(self, built: JudgeRequest | InvalidInput, started: float, err: JudgeError) -> RewardResult:
+        if isinstance(built, InvalidInput):
+            return self._invalid(built)
+        if self._has_rubric(built):
+            return self._rubric_unjudged(built, started, err, err.reason, err.reason)
+        return self._fall_back(built, started, err)
 
     async def _afall_back(
         self, request: JudgeRequest, started: float, err: JudgeError, budget_s: float | None = None
@@ -451,10 +481,14 @@ class BaseJudgeReward:
             )  # fmt: skip
         if scored.unjudged_vetoes:  # the other criteria cannot prove the veto would have passed
             failed = JudgeUnavailableError(f"{scored.explanation}: {error}")
-            reason, why = VETO_NOT_JUDGED, scored.explanation
-        else:
-            failed = JudgeUnavailableError(f"no rubric criterion could be judged: {error}")
-            reason, why = failed.reason, failed.reason
+            return self._rubric_unjudged(request, started, failed, VETO_NOT_JUDGED, scored.explanation)
+        failed = JudgeUnavailableError(f"no rubric criterion could be judged: {error}")
+        return self._rubric_unjudged(request, started, failed, failed.reason, failed.reason)
+
+    def _rubric_unjudged(
+        self, request: JudgeRequest, started: float, failed: JudgeError, reason: str, why: str
+    ) -> RewardResult:
+        """A rubric item its judge could not score: the unsure reward (no rule grades a rubric)."""
         if not self.config.fallback_to_rule:
             return self._finisher.finish(
                 request, started, None, "error", str(failed), reason=reason, error=str(failed)

@@ -2,8 +2,12 @@
 through its one loop thread, cache, dispatcher and breaker (issue: nested reward systems)."""
 
 import threading
+import time
+
+import pytest
 
 from adapter import JudgeRewardSystem
+from adapter.reward import FACADE_GRACE_S
 from judge_vllm.testing.fake_server import FaultPlan
 
 QUESTION = "What is 2 + 2?"
@@ -74,3 +78,29 @@ def test_an_ensemble_judges_the_parts_of_groups_and_rubrics_with_its_first_judge
             rubric = ensemble.reward(QUESTION, "2 + 2 = 4, so 4.", rubric=CRITERIA)
     assert {r["source"] for r in group} == {"judge"} and rubric["source"] == "judge"
     assert down.counts["error"] > 0  # asked first, failed, and the next judge answered
+
+
+async def _hold_the_loop(seconds: float) -> None:
+    time.sleep(seconds)  # blocks the loop thread, as a stuck callback would
+
+
+@pytest.mark.parametrize("call", ["rubric", "group", "batch"])
+def test_a_stuck_loop_holds_no_rubric_group_or_batch_call_past_its_timeout(fake_judge, tmp_path, call):
+    """The sync rubric, group and batch calls wait for the loop thread a bounded time, as a single
+    reward does; then each item's reward is made in the caller's thread."""
+    config = _config(fake_judge.url, tmp_path, reward_timeout=1.0, group={"mode": "pairwise", "deadline": 1.0})
+    with JudgeRewardSystem(config) as rs:
+        rs.reward(QUESTION, "The answer is 4.", "4", "NUMBER")  # the loop is up
+        rs._loop.submit(_hold_the_loop(FACADE_GRACE_S + 4.0))
+        started = time.monotonic()
+        if call == "rubric":
+            results = [rs.reward(QUESTION, "2 + 2 = 4, so 4.", rubric=CRITERIA)]
+        elif call == "group":
+            results = rs.reward_group([{"prompt": QUESTION, "completion": c, "answer": "4"} for c in GROUP])
+        else:
+            results = rs.reward_batch([{"prompt": QUESTION, "completion": c, "answer": "4"} for c in GROUP])
+        elapsed = time.monotonic() - started
+    waited = 1.0 + (1.0 if call == "group" else 0.0) + FACADE_GRACE_S
+    assert elapsed < waited + 1.0  # not the 5 s the loop is held
+    assert {r["source"] for r in results} == {"rule_fallback"}
+    assert all(r["reason"] == "Timeout waiting for results" for r in results)
