@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PROFILES_DIR",
     "RUBRICS",
+    "SHARED_DIR",
     "JudgePrompt",
     "clip_middle",
     "neutralise",
@@ -51,6 +52,8 @@ logger = logging.getLogger(__name__)
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
 RUBRIC_DIR = PROFILES_DIR / "rubric"
+# Templates that profiles' prompts share (an agent trajectory's steps: ``trace.j2``).
+SHARED_DIR = Path(__file__).parent / "shared"
 DEFAULT_RUBRIC = "default"
 RUBRICS: dict[str, str] = {
     "NUMBER": "number",
@@ -95,10 +98,14 @@ def render_template(template_dir: Path, name: str, **variables: object) -> str:
     return _environment(template_dir).get_template(name).render(**variables)
 
 
-# Anything that could close our response tag, or open a chat turn / special token of a
-# common chat template (ChatML, Llama 3, Gemma, Mistral), is defused by a zero-width break.
+# Anything that could close one of our tags (the response's, a trajectory step's), or open a chat
+# turn / special token of a common chat template (ChatML, Llama 3, Gemma, Mistral), is defused by
+# a zero-width break.
 _BREAK = "\u200b"
-_DANGEROUS = re.compile(r"(</?)(response)|(<\|)|(\|>)|(<(?:start|end)_of_turn>)|(\[/?INST\])", re.IGNORECASE)
+_DANGEROUS = re.compile(
+    r"(</?)(response|agent-text|tool-call|tool-result)|(<\|)|(\|>)|(<(?:start|end)_of_turn>)|(\[/?INST\])",
+    re.IGNORECASE,
+)
 
 
 def neutralise(text: str) -> str:
@@ -153,8 +160,9 @@ def template_fingerprint(template_dir: Path) -> str:
 
 @cache
 def template_version() -> str:
-    """A short hash of every bundled template and profile: it changes whenever any of them changes."""
-    return template_fingerprint(PROFILES_DIR)
+    """A short hash of every bundled template and profile (the shared templates too): it changes
+    whenever any of them changes."""
+    return template_fingerprint(PROFILES_DIR.parent)
 
 
 @dataclass(frozen=True)
@@ -211,5 +219,6 @@ def render_prompt(
         completion=neutralise(clip_middle(completion, max_completion_chars)),
         nonce=nonce or new_nonce(),
         rubric_name=rubric.upper(),
+        trace="",
     )
     return JudgePrompt(system=_system_prompt(rubric, mode, aspects), user=user)

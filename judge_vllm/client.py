@@ -22,6 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
@@ -30,7 +31,7 @@ from pydantic import (
 )
 
 from judge_prompts import JudgePrompt, clip_middle
-from judge_vllm.context import cut_tokens, join_cut, might_overflow
+from judge_vllm.context import cut_tokens, fit_trace, join_cut, might_overflow
 from judge_vllm.contract import json_verdict, label_verdict, ranking_verdict, verdict_schema
 from judge_vllm.errors import (
     JudgeConfigError,
@@ -274,7 +275,9 @@ class JudgeClient:
             body["chat_template_kwargs"] = self.config.chat_template_kwargs
         return body
 
-    def _render(self, asked: _AskedProfile, request: JudgeRequest, completion: str) -> JudgePrompt:
+    def _render(
+        self, asked: _AskedProfile, request: JudgeRequest, completion: str, trace_chars: int | None = None
+    ) -> JudgePrompt:
         return asked.profile.render(
             request,
             completion,
@@ -282,6 +285,7 @@ class JudgeClient:
             max_completion_chars=self.config.max_completion_chars,
             score_rubric=self.config.score_rubric,
             aspects=self.config.aspects,
+            trace_chars=trace_chars,
         )
 
     def _graded_text(self, asked: _AskedProfile, request: JudgeRequest) -> str:
@@ -289,6 +293,10 @@ class JudgeClient:
         if asked.profile.judge_input == "final_answer" and request.final_answer is not None:
             return request.final_answer
         return request.completion
+
+    async def _prompt_tokens(self, asked: _AskedProfile, prompt: JudgePrompt) -> int | None:
+        measured = await self._tokenize(self._tokenize_body(asked, prompt))
+        return None if measured is None else int(measured["count"])
 
     def _tokenize_body(self, asked: _AskedProfile, prompt: JudgePrompt) -> dict[str, Any]:
         if asked.chat:
@@ -316,6 +324,13 @@ class JudgeClient:
         excess = measured["count"] + asked.max_tokens - self._max_model_len
         if excess <= 0:
             return prompt
+        if request.trajectory is not None and asked.profile.shows_trajectory:
+            self.context_cuts += 1  # fewer of an agent's steps shown, never a cut reply
+            return await fit_trace(
+                request.trajectory, self.config.max_completion_chars, prompt, measured["count"],
+                self._max_model_len - asked.max_tokens, lambda chars: self._render(asked, request, completion, chars),
+                partial(self._prompt_tokens, asked),
+            )  # fmt: skip
         tokenized = await self._tokenize({"prompt": completion, "add_special_tokens": False})
         if tokenized is None:
             return prompt

@@ -7,14 +7,23 @@ asks the server's ``/tokenize`` for its true length and, when it is too long, cu
 graded completion by tokens: a quarter of what is kept from its start and the rest from
 its end (where the final answer is), joined by a marker saying how much was left out.
 
+An agent's trajectory is never cut that way: the prompt is rendered again with a smaller
+character budget for its steps (``fit_trace``), so that fewer steps are shown, each still whole
+or clipped in its middle, and the final response and the last tool result stay.
+
 The arithmetic lives here; the client does the HTTP (``/tokenize``, ``/detokenize``).
 """
 
 from __future__ import annotations
 
-from judge_vllm.errors import ContextOverflowError
+import math
+from collections.abc import Awaitable, Callable
 
-__all__ = ["cut_tokens", "join_cut", "marker_tokens", "might_overflow"]
+from judge_prompts import JudgePrompt
+from judge_vllm.errors import ContextOverflowError
+from judge_vllm.trajectory import Trajectory, fit_trajectory
+
+__all__ = ["cut_tokens", "fit_trace", "join_cut", "marker_tokens", "might_overflow"]
 
 # Tokens a chat template adds around the messages (role headers, turn separators).
 CHAT_TEMPLATE_TOKENS = 64
@@ -27,6 +36,10 @@ CUT_SLACK_TOKENS = 32
 # Below this many kept tokens the completion is no longer worth judging: the rest of the
 # prompt (question, reference) is what does not fit.
 MIN_KEPT_TOKENS = 64
+# A trajectory's steps get at most this many smaller budgets, each measured; below the smallest
+# budget the steps are no longer worth showing.
+TRACE_FIT_ROUNDS = 3
+MIN_TRACE_CHARS = 400
 
 
 def might_overflow(text: str, max_tokens: int, max_model_len: int | None) -> bool:
@@ -59,3 +72,40 @@ def marker_tokens(omitted: int) -> int:
 def join_cut(head: str, tail: str, omitted: int) -> str:
     """The completion's kept start and end around a marker."""
     return f"{head}\n[... {omitted} tokens omitted ...]\n{tail}"
+
+
+async def fit_trace(
+    trajectory: Trajectory,
+    budget_chars: int,
+    prompt: JudgePrompt,
+    prompt_tokens: int,
+    limit_tokens: int,
+    render: Callable[[int], JudgePrompt],
+    count: Callable[[JudgePrompt], Awaitable[int | None]],
+) -> JudgePrompt:
+    """``prompt`` (``prompt_tokens`` long, its trajectory's steps fitted to ``budget_chars``) within
+    ``limit_tokens``: rendered again (``render(budget)``) with the steps' budget cut by the excess
+    at the prompt's own characters per token, and measured (``count``: None when the server
+    cannot say), at most ``TRACE_FIT_ROUNDS`` times. ``ContextOverflowError`` when even
+    ``MIN_TRACE_CHARS`` of steps would not fit."""
+    tokens = prompt_tokens
+    for _ in range(TRACE_FIT_ROUNDS):
+        excess = tokens - limit_tokens
+        if excess <= 0:
+            return prompt
+        shown = min(budget_chars, fit_trajectory(trajectory, budget_chars).cost_chars)
+        budget_chars = shown - math.ceil((excess + CUT_SLACK_TOKENS) * len(prompt.text) / max(tokens, 1))
+        if budget_chars < MIN_TRACE_CHARS:
+            break
+        prompt = render(budget_chars)
+        measured = await count(prompt)
+        if measured is None:
+            return prompt
+        tokens = measured
+    if tokens <= limit_tokens:
+        return prompt
+    raise ContextOverflowError(
+        f"the judge prompt is {tokens - limit_tokens} tokens over the model's context and showing "
+        f"fewer of the agent's steps cannot make it fit: shorten the prompt or the reference "
+        "answer, use trajectory_view: final, or serve the judge with a longer --max-model-len"
+    )

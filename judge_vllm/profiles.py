@@ -16,7 +16,9 @@ config. What a profile fixes:
 
 Templates get these variables: ``prompt`` (the question), ``answer`` (the reference),
 ``completion`` (the graded response or its extracted answer), ``responses`` (a comparison's
-responses in the order shown, each cut to its share of the completion budget), ``answer_type``,
+responses in the order shown, each cut to its share of the completion budget), ``trace`` (an
+agent's steps before its final response, fitted and in nonce tags, for a profile with
+``shows_trajectory``; else empty: ``judge_vllm.trajectory``), ``answer_type``,
 ``rubric`` and ``rubric_name`` (our rubric's per-answer_type include), ``nonce``,
 ``labels``, ``output``, ``aspects``, ``score_rubric`` (a user-given grading rubric) and the
 profile's own ``variables``.
@@ -47,6 +49,7 @@ from judge_vllm.contract import INVALID, ranking_regex
 from judge_vllm.errors import JudgeConfigError, JudgeInputError
 from judge_vllm.patterns import compile_user_pattern
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.trajectory import fit_trajectory, render_trace
 from judge_vllm.yaml_file import read_yaml_mapping
 
 __all__ = [
@@ -121,6 +124,10 @@ class JudgeProfile(BaseModel):
         default=False, description="shows a comparison's responses (group rewards): a request must carry them"
     )
     needs_score_rubric: bool = False
+    shows_trajectory: bool = Field(
+        default=False,
+        description="its templates show an agent's steps (the trace variable); else the judge sees the final reply only",
+    )
     verdict_mode: bool = Field(
         default=False, description="mode: verdict asks for a JSON {score, explanation} instead of a label"
     )
@@ -176,8 +183,10 @@ class JudgeProfile(BaseModel):
         score_rubric: ScoreRubric | None = None,
         aspects: bool = False,
         nonce: str | None = None,
+        trace_chars: int | None = None,
     ) -> JudgePrompt:
-        """The judge prompt for ``request``, grading ``completion`` (the completion or its final answer)."""
+        """The judge prompt for ``request``, grading ``completion`` (the completion or its final answer).
+        A trajectory's steps are fitted to ``trace_chars`` (default: ``max_completion_chars``)."""
         if self.needs_score_rubric and score_rubric is None:
             raise JudgeConfigError(f"profile {self.name!r} needs a score_rubric in the reward config")
         if self.compares and not request.responses:
@@ -187,6 +196,11 @@ class JudgeProfile(BaseModel):
             )
         shared, system = self._fixed(request.answer_type, score_rubric, aspects)
         share = max_completion_chars // max(len(request.responses), 1)
+        nonce = nonce or new_nonce()
+        trace = ""
+        if self.shows_trajectory and request.trajectory is not None:
+            budget = max_completion_chars if trace_chars is None else trace_chars
+            trace = render_trace(fit_trajectory(request.trajectory, budget), nonce)
         user = render_template(
             self.template_dir,
             self.user_template,
@@ -195,7 +209,8 @@ class JudgeProfile(BaseModel):
             answer=neutralise(clip_middle(request.answer, max_prompt_chars)),
             completion=neutralise(clip_middle(completion, max_completion_chars)),
             responses=[neutralise(clip_middle(r, share)) for r in request.responses],
-            nonce=nonce or new_nonce(),
+            trace=trace,
+            nonce=nonce,
         )
         return JudgePrompt(system=system, user=user)
 

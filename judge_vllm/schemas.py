@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, 
 from typing_extensions import NotRequired, TypedDict
 
 from judge_vllm.errors import did_you_mean
+from judge_vllm.trajectory import Trajectory
 
 __all__ = [
     "AnswerType",
@@ -124,6 +125,11 @@ class JudgeRequest(BaseModel):
         default=None,
         description="the judge profile this judgment is asked by (a rubric's criterion, a group's "
         "comparison); None = the judge's own",
+    )
+    trajectory: Trajectory | None = Field(
+        default=None,
+        description="an agent's steps before its final reply (the completion): text, tool calls and "
+        "results; None for a completion without tool use, or when the judge is shown the reply only",
     )
 
     @field_validator("prompt", "completion", "answer", mode="before")

@@ -2,7 +2,10 @@
 
 It never stands in for the judge where a test claims the judge works: its "judgment"
 is a string match (5 when the reference answer appears in the graded response, else 1),
-which is enough to check ordering, caching and fallback. Each request's fate comes from
+which is enough to check ordering, caching and fallback. When the prompt shows an agent's
+steps with tool results (``<tool-result-NONCE>`` tags, judge_vllm/trajectory.py), the answer
+must also appear in the last tool result shown: a final answer the tools never produced (a
+tool that failed, a number copied wrong) scores 1, as a judge reading the trace would score it. Each request's fate comes from
 a ``FaultPlan``: a fixed script of actions first, then random rates.
 
 Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
@@ -42,6 +45,7 @@ Action = Literal["ok", "error", "reject", "hang", "garbage", "length", "drop", "
 _REFERENCE = re.compile(r"REFERENCE ANSWER:\n(.*?)\n\n", re.S)
 _QUESTION = re.compile(r"QUESTION:\n(.*?)\n\nREFERENCE ANSWER:", re.S)
 _RESPONSE = re.compile(r"<response-([0-9a-z]+)>\n(.*)\n</response-\1>", re.S)
+_TOOL_RESULT = re.compile(r"<tool-result-([0-9a-z]+)>\n(.*?)\n</tool-result-\1>", re.S)
 
 
 class FaultPlan(BaseModel):
@@ -85,9 +89,11 @@ def _fake_score(messages: list[dict[str, Any]]) -> int:
     user = messages[-1]["content"] if messages else ""
     ref = _REFERENCE.search(user)
     resp = _RESPONSE.search(user)
-    if ref and resp and ref.group(1).strip() and ref.group(1).strip() in resp.group(2):
-        return 5
-    return 1
+    reference = ref.group(1).strip() if ref else ""
+    if not (reference and resp and reference in resp.group(2)):
+        return 1
+    results = _TOOL_RESULT.findall(user[: resp.start()])
+    return 5 if not results or reference in results[-1][1] else 1
 
 
 def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], action: Action) -> dict[str, Any]:
