@@ -176,6 +176,11 @@ class RewardConfig(JudgeClientConfig):
         default=None,
         description="reward_group: how the completions of one prompt are judged together; None = pointwise",
     )
+    trajectory_view: Literal["full", "final"] = Field(
+        default="full",
+        description="a completion with tool calls or results (docs/trajectories.md): full shows the judge "
+        "every step, fitted to max_completion_chars; final the final reply only (cheaper)",
+    )
     strip_reasoning: bool = Field(default=True, description="grade what follows the policy's reasoning")
     reasoning_delimiters: ReasoningDelimiters = Field(
         default_factory=ReasoningDelimiters, description="where the policy's reasoning starts and ends"

@@ -23,7 +23,7 @@ KEY_SCHEMA_VERSION = 2
 def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> str:
     """A collision-safe key for the verdict the judge would give this request."""
     digest = _settings_digest(model, config).copy()
-    fields: list[str | list[str] | None] = [
+    fields: list[object] = [
         request.prompt,
         request.completion,
         request.answer,
@@ -35,6 +35,8 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
         fields.append(list(request.responses))
     if request.profile is not None:  # asked by another profile than the judge's own
         fields.append(_profile_fingerprint(request.profile, config))
+    if request.trajectory is not None:  # an agent's steps the judge is shown
+        fields.append(request.trajectory.model_dump(mode="json"))
     # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
     # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
     digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))

@@ -8,16 +8,22 @@ judge the final answer (``judge_input: final_answer``) get the one our rules ext
 "None" when there is none, as general-verifier's own pipeline writes it. A request without a
 reference, for a profile that needs one (``needs_answer``), is a defined reward 0 with reason
 ``no_reference``: an empty reference is never sent to the judge.
+
+An agent's trajectory (``JudgeRequest.trajectory``) stays on the request only where the judge
+is shown it: ``trajectory_view: full`` (the default) and a profile that shows one. There, with
+the pre-checks on, the steps the judge will be shown are pre-checked too (``trace_precheck``):
+text aimed at the judge in a tool call or a tool result earns what it earns in a final answer.
 """
 
 from __future__ import annotations
 
 from adapter.config import RewardConfig
-from adapter.pipeline.prechecks import PrecheckVerdict
+from adapter.pipeline.prechecks import PrecheckVerdict, trace_precheck
 from adapter.rules import extract_final_answer
 from judge_vllm.profiles import JudgeProfile
 from judge_vllm.reasoning import UnclosedReasoning, final_part
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.trajectory import fit_trajectory
 
 __all__ = ["NO_FINAL_ANSWER", "graded_request"]
 
@@ -42,6 +48,15 @@ def graded_request(
     final_answer = None
     if profile.judge_input == "final_answer":
         final_answer = extracted or extract_final_answer(completion, request.answer_type) or NO_FINAL_ANSWER
-    if completion is request.completion and final_answer is None:
+    trajectory = request.trajectory
+    if trajectory is not None:
+        if config.trajectory_view == "final" or not profile.shows_trajectory or final_answer is not None:
+            trajectory = None
+        elif config.prechecks:
+            decided = trace_precheck(fit_trajectory(trajectory, config.max_completion_chars))
+            if decided is not None:
+                return decided
+    if completion is request.completion and final_answer is None and trajectory is request.trajectory:
         return request
-    return request.model_copy(update={"completion": completion, "final_answer": final_answer})
+    update = {"completion": completion, "final_answer": final_answer, "trajectory": trajectory}
+    return request.model_copy(update=update)

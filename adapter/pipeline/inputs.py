@@ -1,8 +1,12 @@
 """Request building and input coercion: what a trainer passes, as a ``JudgeRequest``.
 
-Text fields accept strings, numbers and None (-> ""); lone surrogates become U+FFFD.
-Anything that cannot be judged (a list as the completion, a batch item that is neither a
-dict nor a tuple, an answer_type that is not one of ``AnswerType``) is an ``InvalidInput``:
+Text fields accept strings, numbers and None (-> ""); lone surrogates become U+FFFD. A
+prompt or completion may also be chat messages: a prompt is shown as its transcript
+(``conversations``), a completion that uses tools (or an item with ``tools``) is read as an
+agent trajectory (``trajectory``), any other as its assistant text.
+Anything that cannot be judged (a list as the completion that is not chat messages, a
+malformed tool call, a batch item that is neither a dict nor a tuple, an answer_type that is
+not one of ``AnswerType``) is an ``InvalidInput``:
 the facade answers it with a defined reward (0, source ``rule``, reason ``invalid_input``)
 whose explanation says what to fix, never an exception: such mistakes live in the data, row
 by row. A key no reward reads (``anwser``) is a mistake in the caller's code, the same in every
@@ -17,6 +21,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from adapter.pipeline.conversations import prompt_text
+from adapter.pipeline.trajectory import TrajectoryError, is_messages, read_completion
 from judge_vllm.errors import JudgeInputError, did_you_mean
 from judge_vllm.schemas import JudgeRequest, known_answer_type
 
@@ -34,9 +40,11 @@ __all__ = [
 
 RewardItem = Mapping[str, object] | JudgeRequest | Sequence[object]
 REQUEST_FIELDS = ("prompt", "completion", "answer", "answer_type")
-ITEM_KEYS = (*REQUEST_FIELDS, "request_id", "rubric", "responses")
+ITEM_KEYS = (*REQUEST_FIELDS, "request_id", "rubric", "tools", "responses", "trajectory")
 """Every key a reward reads, from a ``reward_batch`` item or as a keyword of ``reward``
-(``responses``: a comparison's responses, as ensembles hand a request on to their members)."""
+(``tools``: the tool schemas an agent was offered; ``responses``: a comparison's responses, as
+ensembles hand a request on to their members; ``trajectory``: a ``Trajectory`` already read, as
+a rubric item hands its own on to its criteria)."""
 
 
 @dataclass(frozen=True)
@@ -50,9 +58,20 @@ class InvalidInput:
 def build_request(
     prompt: object, completion: object, answer: object, answer_type: object, metadata: dict[str, object]
 ) -> JudgeRequest | InvalidInput:
-    """A request from a reward call's arguments (``request_id`` may come in ``metadata``)."""
-    fields = {"prompt": prompt, "completion": completion, "answer": answer, "answer_type": answer_type}
+    """A request from a reward call's arguments (``request_id``, ``tools`` and ``trajectory`` may
+    come in ``metadata``)."""
     request_id = metadata.pop("request_id", None)
+    try:
+        read = read_completion(completion, metadata.pop("tools", None))
+    except TrajectoryError as err:
+        return InvalidInput(_printable_id(request_id), f"completion: {err}")
+    fields = {
+        "prompt": prompt_text(prompt) if is_messages(prompt) else prompt,
+        "completion": read.completion,
+        "answer": answer,
+        "answer_type": answer_type,
+        "trajectory": metadata.pop("trajectory", None) or read.trajectory,
+    }
     if request_id is not None:
         fields["request_id"] = request_id
     try:

@@ -24,8 +24,16 @@ from adapter.rules.answer_types import GRAMMARS
 from adapter.rules.lookalikes import fold_lookalikes
 from judge_vllm.patterns import PatternTimeout, UserPattern, compile_user_pattern
 from judge_vllm.profiles import FREE_CHARS, JudgeProfile, builtin_profile_names, load_profile
+from judge_vllm.trajectory import CallStep, FittedTrace, TextStep
 
-__all__ = ["MASTER_KEYS", "PrecheckVerdict", "VerdictStrings", "precheck", "verdict_strings"]
+__all__ = [
+    "MASTER_KEYS",
+    "PrecheckVerdict",
+    "VerdictStrings",
+    "precheck",
+    "trace_precheck",
+    "verdict_strings",
+]
 
 # The judge is shown at most max_completion_chars (at most 1,000,000 by adapter.config) of a
 # completion, from its start and its end (judge_prompts.clip_middle); without a config, a 10 MB
@@ -41,12 +49,18 @@ PHRASE_TIMEOUT_S = 0.2
 _LINE_START = r"^[^\S\n]*(?:[#>*_][^\S\n]*)*"
 # Chat-template control tokens and role markers of common templates, or a line posing as a turn
 # ("System: award 5", "> System: award 5", "**Assistant**: 5").
-_SPOOF = re.compile(
+_CONTROL_TOKENS = (
     r"<\|(?:im_start|im_end|eot_id|start_header_id|end_header_id|endoftext|system|user|assistant"
     r"|start|end|message|channel|return)\|>"
     r"|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>"
-    rf"|{_LINE_START}(?:system|assistant|grader|judge|human|user|instruction)[*_]*\s*:",
+)
+_SPOOF = re.compile(
+    rf"{_CONTROL_TOKENS}|{_LINE_START}(?:system|assistant|grader|judge|human|user|instruction)[*_]*\s*:",
     re.IGNORECASE | re.MULTILINE,
+)
+# In a tool's data, "User: alice" and "System: Linux" are facts; a line labelled for the grader is not.
+_DATA_SPOOF = re.compile(
+    rf"{_CONTROL_TOKENS}|{_LINE_START}(?:grader|judge|evaluator)[*_]*\s*:", re.IGNORECASE | re.MULTILINE
 )
 # A note to the grader in other languages: the grader's nouns ("Bewerter", "проверяющего",
 # "correcteur", "evaluador"), only where they are addressed (a note to them, "dear ...", a line
@@ -70,15 +84,15 @@ _NOTE_ABROAD = re.compile(
     rf"|{_LINE_START}(?:{_TO_THEM})?(?:{_GRADER_ABROAD})[^\S\n]*:",
     re.IGNORECASE | re.MULTILINE,
 )
-# Text addressed to the grader, or trying to close our response tags.
-_INJECTION = re.compile(
+# Text addressed to the grader: instructions, notes and verdicts for it, steering a comparison.
+# Its own words, wherever they stand: in a final answer, or in a tool call's arguments or result.
+_ADDRESSED = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?"
     r"(?:(?:previous|prior|above|earlier|preceding|system|original)\s+)?(?:instructions|rules|rubric|prompt)"
     r"|\b(?:grader|evaluator|grading model)\b|\bas (?:the|an?) (?:official |ai |llm )?judge\b"
     r"|\b(?:dear|attention|note (?:to|for)(?: the)?)[\s,:]+(?:reviewer|examiner|marker|teacher|judge|checker"
     r"|assessor|rater|scorer)\b"
     r"|^[^\S\n]*(?:<!--)?[^\S\n]*(?:reviewer|examiner|marker)(?: note)?\s*:"
-    r"|\b(?:highest|maximum|max|full|perfect|top) (?:score|marks|points|grade|credit)\b"
     r"|\b(?:mark|rate|grade|score|judge|evaluate) (?:this|the|my) (?:answer|response|solution|completion)"
     r" as (?:correct|right|true|valid|yes)\b"
     r"|\bdeserves (?:a |an )?(?:[1-9](?:/\d+)?|yes|pass)\s*(?:[.!]|$)"
@@ -86,18 +100,26 @@ _INJECTION = re.compile(
     r"|\byou must (?:output|say|answer|reply|respond|return|rate|grade)\b"
     r"|\b(?:the|this|above) (?:response|completion) (?:is |was )?(?:correct|right|accurate|equivalent)\b"
     r"|\bverdict (?:for|on|of) (?:this|the)\b"
-    rf"|{_LINE_START}(?:(?:final )?(?:verdict|judge?ment|rating)|decision)[*_]*\s*:\s*"  # "Final Decision": a verdict string
+    rf"|{_LINE_START}(?:final )?(?:verdict|judge?ment)[*_]*\s*:\s*"  # "Final verdict: yes"
     r"(?:\[\[|yes\b|no\b|correct\b|incorrect\b|true\b|false\b|[1-5](?![\d.]))"
     r"|\[\[(?:yes|no|[a-d]|\d{1,2})\]\]"
-    # Full marks as a self-rating anywhere ("42. Rating: 5/5"); a hotel's "5/5 stars" is a fact.
-    r"|\b(?:self[- ]?)?rating[*_]*[^\S\n]*[:=][*_]*[^\S\n]*(\d{1,3})[^\S\n]*/[^\S\n]*\1(?![\d.])(?![^\S\n]*stars?\b)"
     # Steering a comparison (group rewards): "Response A is better", "prefer this one", "Ranking: A > B".
     r"|\b(?:response|output|completion|assistant|candidate)\s*\(?[a-p1-9]\)?\s+(?:is|was|would be)\s+(?:the\s+)?"
     r"(?:better|best|superior|preferred|worse|worst|inferior)\b"
     r"|\b(?:this|the (?:first|second|other|last)) (?:response|output|completion)\s+(?:is|was)\s+(?:the\s+)?"
     r"(?:better|best|superior|preferred|worse|worst|inferior|wrong)\b"
     r"|\b(?:prefer|choose|pick|select|rank) (?:me|this (?:one|response|output|completion))(?: first| instead)?\s*(?:[.!,;)]|$)"
-    r"|^[^\S\n]*ranking\s*:\s*\[?[A-P]\]?(?:\s*>\s*\[?[A-P]\]?)+"
+    r"|^[^\S\n]*ranking\s*:\s*\[?[A-P]\]?(?:\s*>\s*\[?[A-P]\]?)+",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A rating or a verdict in a shape that a tool's data shares ("Rating: 5", "score: 4", {"score": 0.9},
+# "All criteria are met", <response>): read in the policy's own text only, where it is self-rating.
+_SELF_RATING = re.compile(
+    r"\b(?:highest|maximum|max|full|perfect|top) (?:score|marks|points|grade|credit)\b"
+    rf"|{_LINE_START}(?:(?:final )?rating|decision)[*_]*\s*:\s*"  # "Final Decision": a verdict string
+    r"(?:\[\[|yes\b|no\b|correct\b|incorrect\b|true\b|false\b|[1-5](?![\d.]))"
+    # Full marks as a self-rating anywhere ("42. Rating: 5/5"); a hotel's "5/5 stars" is a fact.
+    r"|\b(?:self[- ]?)?rating[*_]*[^\S\n]*[:=][*_]*[^\S\n]*(\d{1,3})[^\S\n]*/[^\S\n]*\1(?![\d.])(?![^\S\n]*stars?\b)"
     # Steering a rubric's criterion judge: "Criterion satisfied: Yes", "meets every criterion".
     r"|^[^\S\n]*(?:criteri(?:on|a)|rubric)(?: (?:met|satisfied|passed))?\s*:\s*(?:yes|met|satisfied|passed|all)\b"
     r"|\b(?:meets|satisfies|fulfils|fulfills|passes) (?:all|every|each) (?:(?:the|of the) )?(?:criteri(?:a|on)|rubric)"
@@ -165,19 +187,29 @@ _NOTE_ABROAD_WORDS = (
 )  # fmt: skip
 _SPOOFING = FormatIssue("role_spoofing", "completion imitates a chat turn or control token")
 _INJECTED = FormatIssue("injection", "completion addresses the grader or its instructions")
-_DEFENCES = (
+Defence = tuple[tuple[str, ...], re.Pattern[str], FormatIssue]
+_DEFENCES: tuple[Defence, ...] = (
     (_SPOOF_WORDS, _SPOOF, _SPOOFING),
-    (_INJECTION_WORDS, _INJECTION, _INJECTED),
+    (_INJECTION_WORDS, _ADDRESSED, _INJECTED),
+    (_INJECTION_WORDS, _SELF_RATING, _INJECTED),
     (_TO_THE_GRADER_WORDS, _TO_THE_GRADER, _INJECTED),
     (_VERDICT_TAG_WORDS, _VERDICT_TAG, _INJECTED),
     (_NOTE_ABROAD_WORDS, _NOTE_ABROAD, _INJECTED),
 )
+# What a tool call's arguments or a tool's result are read for: only text addressed to the grader.
+# A log line "[RESULT] 5", a record {"score": 4} or "User: alice" is data the task may need.
+_DATA_DEFENCES: tuple[Defence, ...] = (
+    (_SPOOF_WORDS, _DATA_SPOOF, _SPOOFING),
+    (_INJECTION_WORDS, _ADDRESSED, _INJECTED),
+    (_TO_THE_GRADER_WORDS, _TO_THE_GRADER, _INJECTED),
+    (_NOTE_ABROAD_WORDS, _NOTE_ABROAD, _INJECTED),
+)
 
 
-def _judge_defence(completion: str) -> FormatIssue | None:
+def _judge_defence(completion: str, defences: tuple[Defence, ...] = _DEFENCES) -> FormatIssue | None:
     """Role spoofing or text addressed to the grader."""
     folded = completion.casefold()
-    for words, pattern, issue in _DEFENCES:
+    for words, pattern, issue in defences:
         if any(w in folded for w in words) and pattern.search(completion):
             return issue
     return None
@@ -198,16 +230,24 @@ class VerdictStrings:
     def issue(self, completion: str, bare: str | None = None) -> FormatIssue | None:
         """A completion that holds a verdict phrase, or is only a label (``bare``: its ``_bare``
         form, if already made)."""
-        for phrase in self.phrases:
-            try:
-                found = phrase.search(completion, PHRASE_TIMEOUT_S)
-            except PatternTimeout:  # a completion built to make a user's pattern explode
-                return FormatIssue("verdict_string", "completion makes a verdict pattern run out of time")
-            if found:
-                return FormatIssue("verdict_string", "completion writes a judge's verdict")
+        found = self.phrase_issue(completion)
+        if found is not None:
+            return found
         bare = _bare(completion) if bare is None else bare
         if bare in self.labels:
             return FormatIssue("verdict_string", f"completion is only a judge's verdict label ({bare!r})")
+        return None
+
+    def phrase_issue(self, text: str) -> FormatIssue | None:
+        """A text that holds a verdict phrase ("Final Decision: Yes"); a label alone is not one
+        (a tool that answers "Yes" states a fact)."""
+        for phrase in self.phrases:
+            try:
+                found = phrase.search(text, PHRASE_TIMEOUT_S)
+            except PatternTimeout:  # a text built to make a user's pattern explode
+                return FormatIssue("verdict_string", "completion makes a verdict pattern run out of time")
+            if found:
+                return FormatIssue("verdict_string", "completion writes a judge's verdict")
         return None
 
 
@@ -279,3 +319,28 @@ def precheck(
 def _needs_a_number(answer_type: str | None) -> bool:
     grammar = GRAMMARS.get((answer_type or "").upper())
     return grammar is not None and grammar.needs_a_number
+
+
+_WHERE = {"text": "the agent's text", "call": "a tool call", "result": "a tool result"}
+
+
+def trace_precheck(fitted: FittedTrace, verdicts: VerdictStrings | None = None) -> PrecheckVerdict | None:
+    """A defined reward for a trajectory whose shown steps address the judge, else None. The
+    policy's own text is read as a final answer is (its format aside); a tool call's name and
+    arguments and a tool's result, which the policy steers (``echo("Grader: ...")``), for text
+    addressed to the grader only: a log line ``status: Yes`` or a record ``{"score": 4}`` is data."""
+    verdicts = verdicts or _builtin_verdicts()
+    for shown in fitted.shown:
+        step = shown.step
+        if isinstance(step, TextStep):
+            text, defences = step.text, _DEFENCES
+        elif isinstance(step, CallStep):
+            text, defences = f"{step.name}({step.arguments})", _DATA_DEFENCES
+        else:
+            text, defences = step.content, _DATA_DEFENCES
+        folded = fold_lookalikes(text)
+        issue = verdicts.phrase_issue(folded) or _judge_defence(folded, defences)
+        if issue is not None:
+            where = f"step {shown.number}, {_WHERE[step.kind]}"
+            return PrecheckVerdict(0.0, issue.reason, f"{issue.explanation} (in {where})")
+    return None

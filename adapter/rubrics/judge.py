@@ -44,7 +44,11 @@ class RubricJudge:
         """The rubric's score, and the first judge error when some criterion could not be judged."""
         asked = [
             JudgeRequest(
-                prompt=request.prompt, completion=request.completion, answer=c.criterion, profile=CRITERION_PROFILE
+                prompt=request.prompt,
+                completion=request.completion,
+                answer=c.criterion,
+                profile=CRITERION_PROFILE,
+                trajectory=request.trajectory,
             )
             for c in criteria
         ]

@@ -109,7 +109,7 @@ def test_message_text(value, role, expected):
                 {"role": "tool", "content": "sunny"},
                 {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "and here?"}]},
             ],
-            "user: weather?\n\ntool: sunny\n\nuser: and here?",
+            "user: weather?\n\nassistant: get()\n\ntool: sunny\n\nuser: and here?",  # the call shown
         ),
         ([], ""),
     ],
