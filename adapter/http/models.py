@@ -13,6 +13,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    JsonValue,
     SecretStr,
     StringConstraints,
     field_validator,
@@ -20,10 +21,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from adapter.pipeline.conversations import prompt_text
+from adapter.pipeline.trajectory import TrajectoryError, is_messages, read_completion
 from adapter.result import GroupComparison, RewardDict, Source
 from adapter.settings import MAX_CRITERIA, Criterion
 from judge_vllm.schemas import JudgeRequest, known_answer_type
 from judge_vllm.settings import clean_api_key
+from judge_vllm.trajectory import Trajectory
 
 __all__ = [
     "DEFAULT_MAX_BATCH",
@@ -117,7 +121,10 @@ class RubricCriterion(Criterion):
 
 class JudgeItem(BaseModel):
     """One ``/judge`` request, with the seed's field names. Unknown fields are errors (typos).
-    With ``rubric`` the reward is the rubric's (``answer`` optional)."""
+    With ``rubric`` the reward is the rubric's (``answer`` optional). ``prompt`` and
+    ``completion`` may be OpenAI chat messages: a prompt is read as its transcript, a completion
+    with tool calls and results (or an item with ``tools``) as an agent's final reply and
+    ``trajectory`` (docs/trajectories.md); one that cannot be read is a 422 naming the message."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -127,6 +134,28 @@ class JudgeItem(BaseModel):
     answer_type: AnswerType | None = None
     request_id: UnicodeText = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=256)
     rubric: Annotated[list[RubricCriterion], Field(min_length=1, max_length=MAX_CRITERIA)] | None = None
+    tools: list[dict[str, JsonValue]] | None = Field(
+        default=None, description="the tool schemas the agent was offered (OpenAI's tools format)"
+    )
+    trajectory: Trajectory | None = Field(
+        default=None, description="the agent's steps before its final reply (read from the completion's messages)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _chat_messages(cls, data: object) -> object:
+        """Chat messages read as the reward reads them; a malformed trajectory is a 422."""
+        if not isinstance(data, dict):
+            return data
+        prompt, completion = data.get("prompt"), data.get("completion")
+        if not (is_messages(prompt) or is_messages(completion) or data.get("tools")):
+            return data
+        try:
+            read = read_completion(completion, data.get("tools"))
+        except TrajectoryError as err:
+            raise PydanticCustomError("trajectory", "completion: {problem}", {"problem": str(err)}) from None
+        shown = prompt_text(prompt) if is_messages(prompt) else prompt
+        return {**data, "prompt": shown, "completion": read.completion, "trajectory": read.trajectory}
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -142,9 +171,11 @@ class JudgeItem(BaseModel):
 
     def to_request(self) -> JudgeRequest:
         """The adapter's request for this item (a rubric goes in its metadata, as ``reward`` puts it)."""
-        fields = self.model_dump(exclude={"rubric"})
+        fields = self.model_dump(exclude={"rubric", "tools", "trajectory"})
         rubric = None if self.rubric is None else [c.model_dump() for c in self.rubric]
-        return JudgeRequest(**fields, metadata={} if rubric is None else {"rubric": rubric})
+        return JudgeRequest(
+            **fields, trajectory=self.trajectory, metadata={} if rubric is None else {"rubric": rubric}
+        )
 
 
 class BatchJudgeRequest(BaseModel):

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from adapter.pipeline.conversations import content_text, message_text
+from judge_vllm.schemas import valid_unicode
 from judge_vllm.trajectory import MAX_STEPS, CallStep, ResultStep, TextStep, ToolSpec, Trajectory
 
 __all__ = [
@@ -86,7 +87,7 @@ def read_completion(completion: object, tools: object = None) -> ReadCompletion:
         role = message.get("role")
         if role == "assistant":
             calls = _calls(message, k)
-            text = content_text(message.get("content"))
+            text = valid_unicode(content_text(message.get("content")))
             if k == len(messages) - 1 and not calls:
                 final = text
                 continue
@@ -98,9 +99,9 @@ def read_completion(completion: object, tools: object = None) -> ReadCompletion:
             call_id = message.get("tool_call_id")
             steps.append(
                 ResultStep(
-                    content=content_text(message.get("content")),
-                    name=name if isinstance(name, str) else "",
-                    call_id=call_id if isinstance(call_id, str) else "",
+                    content=valid_unicode(content_text(message.get("content"))),
+                    name=valid_unicode(name) if isinstance(name, str) else "",
+                    call_id=valid_unicode(call_id) if isinstance(call_id, str) else "",
                     role="tool" if _RESULT_ROLES[role] == "tool" else "user",
                 )
             )
@@ -142,7 +143,11 @@ def _calls(message: Mapping[str, object], k: int) -> list[CallStep]:
         if call.get("type", "function") != "function":
             raise TrajectoryError(f"{where} has type {str(call.get('type'))[:40]!r}, expected 'function'")
         call_id = call.get("id")
-        steps.append(_call_step(call.get("function"), call_id if isinstance(call_id, str) else "", where))
+        steps.append(
+            _call_step(
+                call.get("function"), valid_unicode(call_id) if isinstance(call_id, str) else "", where
+            )
+        )
     return steps
 
 
@@ -163,7 +168,7 @@ def _call_step(function: object, call_id: str, where: str) -> CallStep:
             f"{where}: arguments of {name[:40]!r} are a {type(arguments).__name__}, "
             "expected JSON text or a mapping"
         )
-    return CallStep(name=name, arguments=arguments, call_id=call_id)
+    return CallStep(name=valid_unicode(name), arguments=valid_unicode(arguments), call_id=call_id)
 
 
 def tool_specs(tools: object) -> tuple[ToolSpec, ...]:
@@ -178,12 +183,17 @@ def tool_specs(tools: object) -> tuple[ToolSpec, ...]:
     for k, tool in enumerate(tools):
         if callable(tool) and not isinstance(tool, Mapping):
             doc = (getattr(tool, "__doc__", None) or "").strip().split("\n", 1)[0]
-            specs.append(ToolSpec(name=str(getattr(tool, "__name__", "tool")), description=doc))
+            specs.append(
+                ToolSpec(
+                    name=valid_unicode(str(getattr(tool, "__name__", "tool"))), description=valid_unicode(doc)
+                )
+            )
             continue
         function = tool.get("function", tool) if isinstance(tool, Mapping) else None
         name = function.get("name") if isinstance(function, Mapping) else None
         if not isinstance(function, Mapping) or not isinstance(name, str) or not name.strip():
             raise TrajectoryError(f"tools[{k}] is not a tool schema with a function name")
         description = function.get("description")
-        specs.append(ToolSpec(name=name, description=description if isinstance(description, str) else ""))
+        text = valid_unicode(description) if isinstance(description, str) else ""
+        specs.append(ToolSpec(name=valid_unicode(name), description=text))
     return tuple(specs)
