@@ -12,32 +12,36 @@ import argparse
 from pathlib import Path
 
 from adapter.pipeline.cascade import rule_first
-from adapter.pipeline.prechecks import precheck
+from adapter.pipeline.prechecks import precheck, trace_precheck
 from adapter.rules import RuleSettings
 from eval.data_files import read_records
+from eval.dataset import EvalRow, parse_record
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.settings import JudgeClientConfig
+from judge_vllm.trajectory import fit_trajectory
 
 __all__ = ["main", "share"]
 
 
 def share(path: Path) -> str:
     """One line: the file's rows decided by pre-checks, by rule, left to the judge, wrong paid."""
-    rows = [record for _, record in read_records(path) if isinstance(record, dict)]
+    parsed = [parse_record(k, record) for k, record in read_records(path) if isinstance(record, dict)]
+    rows = [row for row in parsed if isinstance(row, EvalRow)]
+    shown_chars = JudgeClientConfig.model_fields["max_completion_chars"].default
     prechecked = ruled = 0
     wrong_paid: list[str] = []
     for row in rows:
-        completion, answer = str(row.get("completion", "")), str(row.get("answer") or "")
-        answer_type = row.get("answer_type")
-        kind = answer_type if isinstance(answer_type, str) else None
-        if precheck(completion, answer, kind) is not None:
+        steps = row.trajectory
+        if precheck(row.completion, row.answer, row.answer_type) is not None or (
+            steps is not None and trace_precheck(fit_trajectory(steps, shown_chars)) is not None
+        ):
             prechecked += 1
             continue
-        prompt = str(row.get("prompt", ""))
-        request = JudgeRequest(prompt=prompt, completion=completion, answer=answer, answer_type=kind)
+        request = JudgeRequest(prompt=row.prompt, completion=row.completion, answer=row.answer, answer_type=row.answer_type)
         decision = rule_first(request, RuleSettings())
         ruled += decision.decided
-        if decision.decided and decision.verdict.reward == 1.0 and row.get("label") == 0:
-            wrong_paid.append(str(row.get("id", "?")))
+        if decision.decided and decision.verdict.reward == 1.0 and row.label == 0:
+            wrong_paid.append(row.id)
     total = len(rows)
     decided = prechecked + ruled
     return (

@@ -3,7 +3,9 @@
 Records come from any supported file (``eval.data_files``). A column map (``--map
 prompt=question,label=is_correct``) names where each field lives. A prompt may be a chat
 conversation (a list of ``{"role", "content"}`` messages, as TRL's conversational datasets
-write it: shown to the judge as its transcript) and a completion a list of assistant messages.
+write it: shown to the judge as its transcript) and a completion a list of assistant messages,
+or an agent's trajectory: messages with ``tool_calls`` and ``role: tool`` results, with the
+offered tool schemas in a ``tools`` column (docs/trajectories.md; ``eval/data/trajectories.jsonl``).
 A row is malformed when it lacks ``prompt``, ``completion`` or ``answer``, has a field of the
 wrong type, a label outside [0, 1], or repeats an id. Parsing one row is a pure function, so
 the reader never dies on one bad row.
@@ -17,9 +19,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from adapter.pipeline.conversations import message_text, prompt_text
+from adapter.pipeline.conversations import prompt_text
+from adapter.pipeline.trajectory import TrajectoryError, is_messages, read_completion
 from eval.data_files import DataFileError, RecordError, read_records
 from judge_vllm.schemas import coerce_text, known_answer_type
+from judge_vllm.trajectory import Trajectory
 
 __all__ = [
     "EvalRow",
@@ -34,7 +38,7 @@ __all__ = [
 ]
 
 REQUIRED_FIELDS = ("prompt", "completion", "answer")
-MAPPABLE_FIELDS = ("id", *REQUIRED_FIELDS, "answer_type", "label")
+MAPPABLE_FIELDS = ("id", *REQUIRED_FIELDS, "answer_type", "label", "tools")
 DEFAULT_GROUP_BY = "category"
 _BOOLEAN_LABELS = {"true": 1.0, "false": 0.0}
 
@@ -56,6 +60,9 @@ class EvalRow(BaseModel):
     answer_type: str | None = None
     label: float | None = Field(default=None, ge=0.0, le=1.0)
     group: str | None = Field(default=None, description="the --group-by column's value (e.g. category)")
+    trajectory: Trajectory | None = Field(
+        default=None, description="an agent's steps before its final reply (the completion), if it used tools"
+    )
 
     @field_validator("prompt", "completion", "answer", "id", mode="before")
     @classmethod
@@ -114,15 +121,20 @@ def parse_column_map(text: str) -> dict[str, str]:
     return mapping
 
 
-def _text_or_chat(value: object, field: str) -> object:
-    """A chat-format prompt as its transcript, a chat-format completion as its assistant turns."""
-    if not isinstance(value, list):
-        return value
-    if not all(isinstance(m, Mapping) and "role" in m for m in value):
+def _text_or_chat(value: object, field: str, tools: object = None) -> tuple[object, Trajectory | None]:
+    """A chat-format prompt as its transcript; a completion as its assistant turns, or as an
+    agent's final reply and trajectory (``ValueError`` saying why it cannot be read)."""
+    if isinstance(value, list) and not is_messages(value):
         raise ValueError("expected text or a list of {role, content} messages")
     if field == "prompt":
-        return prompt_text(value)
-    return message_text(value, "assistant")
+        return (prompt_text(value) if isinstance(value, list) else value), None
+    if field != "completion":
+        return value, None
+    try:
+        read = read_completion(value, tools)
+    except TrajectoryError as err:
+        raise ValueError(str(err)) from None
+    return read.completion, read.trajectory
 
 
 def parse_record(
@@ -144,9 +156,11 @@ def parse_record(
     fields: dict[str, object] = {}
     for field in REQUIRED_FIELDS:
         try:
-            fields[field] = _text_or_chat(data[names[field]], field)
+            fields[field], trajectory = _text_or_chat(data[names[field]], field, data.get(names["tools"]))
         except ValueError as err:
             return RowProblem(line=row_no, message=f"{names[field]}: {err}")
+        if trajectory is not None:
+            fields["trajectory"] = trajectory
     row_id = data.get(names["id"])
     fields.update(
         id=row_id if row_id is not None else f"line-{row_no}",

@@ -141,7 +141,8 @@ def evaluate_group_modes(
     stats = []
     for name, settings in modes:
         items = [
-            [{"prompt": r.prompt, "completion": r.completion, "answer": r.answer, "answer_type": r.answer_type}
+            [{"prompt": r.prompt, "completion": r.completion, "answer": r.answer, "answer_type": r.answer_type,
+              "trajectory": r.trajectory}
              for r in group]
             for group in groups
         ]  # fmt: skip

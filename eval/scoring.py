@@ -138,6 +138,7 @@ def score_judge(
                 "answer": r.answer,
                 "answer_type": r.answer_type,
                 "request_id": r.id,
+                "trajectory": r.trajectory,
             }
             for r in chunk
         ]

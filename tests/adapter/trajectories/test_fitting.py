@@ -1,4 +1,4 @@
-"""Fitting a trajectory to the judge's budget and rendering it in nonce tags (judge_vllm/trajectory.py)."""
+"""Fitting a trajectory to the judge's budget and rendering it in nonce tags (judge_vllm/trajectory.py, judge_vllm/context.py)."""
 
 from __future__ import annotations
 
@@ -149,7 +149,9 @@ async def test_a_prompt_over_the_context_shows_fewer_steps_until_it_fits():
     profile = load_profile("binary")
 
     def render(chars: int | None = None):
-        return profile.render(request, "TOTAL", max_prompt_chars=4000, max_completion_chars=6000, trace_chars=chars)
+        return profile.render(
+            request, "TOTAL", max_prompt_chars=4000, max_completion_chars=6000, trace_chars=chars
+        )
 
     async def count(prompt):  # two characters a token, like many tokenizers on code
         return len(prompt.text) // 2
