@@ -14,6 +14,12 @@ process's generation batch is a multiple of ``num_generations``. With
 ``fallback_to_rule: false`` a judge failure is ``None``: TRL turns it into NaN and leaves it
 out of the group's baseline instead of reading it as a score.
 
+With tools (``GRPOTrainer(tools=[...])``) TRL passes each completion as chat messages: the
+assistant's ``tool_calls`` (arguments as a mapping, no ids), ``role: tool`` results and the final
+reply. They reach the judge whole, as an agent's trajectory (docs/trajectories.md); the tools
+offered come from ``judge_reward_func(config, tools=[...])`` (the trainer's functions: their
+names and docstrings) or a ``tools`` column of the dataset (OpenAI tool schemas, per row).
+
 A reward function holds its config, not a judge: the judge reward is built in the process
 that first calls it, and pickling keeps only the config, the column names and the name, so
 TRL's ``AsyncGRPOTrainer`` can send it to its rollout worker (a spawned process), where it
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -38,6 +45,7 @@ from adapter.config import ConfigLike, RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.fork_safety import reset_after_fork
 from adapter.pipeline.conversations import message_text, prompt_text
+from adapter.pipeline.trajectory import TrajectoryError, is_messages, tool_specs
 from adapter.result import RewardDict
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError, JudgeInputError
@@ -82,6 +90,7 @@ class _PickledState(TypedDict):
     answer_column: str
     answer_type_column: str
     name: str
+    tools: list[dict[str, object]] | None
 
 
 def prompt_groups(items: Sequence[Mapping[str, object]]) -> list[list[int]]:
@@ -126,7 +135,8 @@ class _TrlJudgeReward:
     ``config`` is what ``JudgeRewardSystem`` takes (dict, ``RewardConfig`` or YAML path),
     validated here; a config listing several ``judge_urls`` builds an ensemble.
     ``answer_column`` and ``answer_type_column`` name the dataset columns with the reference
-    answer and its type.
+    answer and its type; ``tools``, the tools the trainer offers (functions or OpenAI tool
+    schemas), are shown to the judge with each trajectory unless a row's ``tools`` column says.
     """
 
     _needs_async_trl: ClassVar[bool] = False
@@ -138,12 +148,21 @@ class _TrlJudgeReward:
         answer_column: str = "answer",
         answer_type_column: str = "answer_type",
         name: str = DEFAULT_NAME,
+        tools: Sequence[object] | None = None,
     ) -> None:
         if self._needs_async_trl:
             _require_async_trl()
         self.config = RewardConfig.from_any(config)
         self.answer_column = answer_column
         self.answer_type_column = answer_type_column
+        # As schemas: what the judge is shown of a tool, and what pickles without the function.
+        try:
+            specs = None if tools is None else tool_specs(tools)
+        except TrajectoryError as err:
+            raise JudgeConfigError(f"tools: {err}") from None
+        self.tools: list[dict[str, object]] | None = (
+            None if specs is None else [{"type": "function", "function": s.model_dump()} for s in specs]
+        )
         # TRL names a reward function by ``__name__``: it keys the logged ``rewards/<name>/mean``.
         self.__name__ = name
         self._system: BaseJudgeReward | None = None
@@ -181,6 +200,7 @@ class _TrlJudgeReward:
             "answer_column": self.answer_column,
             "answer_type_column": self.answer_type_column,
             "name": self.__name__,
+            "tools": self.tools,
         }
 
     def __setstate__(self, state: _PickledState) -> None:
@@ -190,6 +210,7 @@ class _TrlJudgeReward:
             answer_column=state["answer_column"],
             answer_type_column=state["answer_type_column"],
             name=state["name"],
+            tools=state["tools"],
         )
 
     def _items(
@@ -211,16 +232,19 @@ class _TrlJudgeReward:
             else [None] * n
         )
         answer_types = _column(self.answer_type_column, columns.get(self.answer_type_column) or [None] * n, n)
+        offered = _column("tools", columns["tools"], n) if columns.get("tools") is not None else [self.tools] * n
         return [
             {
                 "prompt": prompt_text(prompt),
-                "completion": message_text(completion, "assistant"),
+                # text, or chat messages: a tool-using completion is read as a trajectory
+                "completion": completion if is_messages(completion) else message_text(completion, "assistant"),
                 "answer": answer,
                 "answer_type": answer_type,
                 **({"rubric": rubric} if rubric is not None else {}),
+                **({"tools": _schemas(tools)} if tools is not None else {}),
             }
-            for prompt, completion, answer, answer_type, rubric in zip(
-                prompts, completions, answers, answer_types, rubrics, strict=True
+            for prompt, completion, answer, answer_type, rubric, tools in zip(
+                prompts, completions, answers, answer_types, rubrics, offered, strict=True
             )
         ]
 
@@ -240,6 +264,16 @@ class _TrlJudgeReward:
             for column, field in EXTRA_COLUMNS.items():
                 log_extra(column, [r[field] for r in results])
         return [r["reward"] for r in results]
+
+
+def _schemas(tools: object) -> object:
+    """A row's ``tools``: schemas as they are, or the JSON text of them (as datasets often store it)."""
+    if isinstance(tools, str):
+        try:
+            return json.loads(tools)
+        except json.JSONDecodeError:
+            return tools  # the reward says why it cannot read them
+    return tools
 
 
 def _column(name: str, values: object, length: int | None) -> list[object]:

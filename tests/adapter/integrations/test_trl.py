@@ -231,7 +231,7 @@ async def test_a_pickled_reward_function_carries_its_config_not_its_judge(fake_j
     original = func.reward_system  # in use: a loop thread, connections, an open cache
     copy = pickle.loads(pickle.dumps(func))
     try:
-        assert set(func.__getstate__()) == {"config", "answer_column", "answer_type_column", "name"}
+        assert set(func.__getstate__()) == {"config", "answer_column", "answer_type_column", "name", "tools"}
         assert copy.config == func.config and get_callable_name(copy) == "judge" and is_async_callable(copy)
         assert copy.reward_system is not original
         rewards = await copy(prompts=PROMPTS, completions=["4", "Rome"], **kwargs(PROMPTS))
