@@ -1,0 +1,117 @@
+"""TRL's tool-using GRPO: its completions (assistant tool_calls, tool messages, the final reply)
+judged as trajectories, through TRL's own tool loop (trl/trainer/grpo_trainer.py, ``_tool_call_loop``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from adapter import JudgeRewardSystem
+from adapter.integrations import trl as trl_integration
+from adapter.integrations.trl import judge_reward_func
+from judge_vllm.testing.fake_backend import ComparingBackend
+from tiny_grpo import run_tool_grpo, step_logs
+
+QUESTION = [{"role": "user", "content": "How many people live in Oslo, according to the city database?"}]
+POPULATION = {"Oslo": "709,037"}
+REPLY = "Oslo has 709,037 inhabitants."
+
+
+def city_population(city: str) -> str:
+    """Look up a city's population in the municipal database.
+
+    Args:
+        city: the city's name
+    """
+    return json.dumps({"city": city, "population": POPULATION[city]})
+
+
+def trl_completion(result: object) -> list[dict[str, object]]:
+    """A completion as TRL's tool loop builds it: the parsed call (arguments a mapping, no id), the
+    tool message (``str`` of the result; a raising tool's ``{"error": ...}``), the final reply."""
+    call = {"type": "function", "function": {"name": "city_population", "arguments": {"city": "Oslo"}}}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "name": "city_population", "content": str(result)},
+        {"role": "assistant", "content": REPLY},
+    ]
+
+
+def test_trls_tool_completions_are_judged_on_their_tool_results(fake_judge, tmp_path):
+    reward = judge_reward_func(
+        {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c")}, tools=[city_population]
+    )
+    completions = [trl_completion(city_population("Oslo")), trl_completion({"error": "'Olso'"})]
+    try:
+        rewards = reward(prompts=[QUESTION] * 2, completions=completions, answer=["709,037"] * 2)
+    finally:
+        reward.close()
+    assert rewards == [1.0, 0.0]
+    shown = str(fake_judge.last_body["messages"])
+    assert "Tools offered: city_population (Look up a city" in shown  # its docstring's first line
+
+
+def test_a_tools_column_names_each_rows_tools(fake_judge, tmp_path):
+    schema = {"type": "function", "function": {"name": "census", "description": "The national census."}}
+    reward = judge_reward_func({"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c")})
+    try:
+        reward(
+            prompts=[QUESTION],
+            completions=[trl_completion("709,037")],
+            answer=["709,037"],
+            tools=[json.dumps([schema])],
+        )
+    finally:
+        reward.close()
+    assert "Tools offered: census (The national census.)" in str(fake_judge.last_body["messages"])
+
+
+def test_tool_using_completions_are_grouped_by_prompt(monkeypatch):
+    judge = ComparingBackend(lambda text: float("709,037" in text))
+    monkeypatch.setattr(trl_integration, "create_judge_reward", lambda c: JudgeRewardSystem(c, backend=judge))
+    reward = judge_reward_func({"use_cache": False, "reward_timeout": 5, "group": {"mode": "pairwise"}})
+    other = [{"role": "user", "content": "And Bergen?"}]
+    completions = [trl_completion(f"result {k}") for k in range(4)]
+    for k, reply in ((1, "I could not find it."), (3, "Bergen has 291,940.")):  # compared by their replies
+        completions[k][-1] = {"role": "assistant", "content": reply}
+    try:
+        rewards = reward(
+            prompts=[QUESTION, QUESTION, other, other], completions=completions, answer=["709,037"] * 4
+        )
+    finally:
+        reward.close()
+    assert rewards[0] > rewards[1]
+    shown = {r.prompt: set(r.responses) for r in judge.requests}
+    assert len(judge.requests) == 4  # two groups of two, both orders each
+    assert shown == {
+        QUESTION[0]["content"]: {REPLY, "I could not find it."},
+        "And Bergen?": {REPLY, "Bergen has 291,940."},
+    }
+
+
+@pytest.mark.slow
+def test_grpo_trainer_with_tools_rewards_the_call_that_worked(fake_judge, tmp_path):
+    """TRL parses the scripted turns, runs the tool (a typo in the city makes it raise, as a tool
+    does), and hands our function each trajectory; both end in the same reply."""
+    calls = iter(["Oslo", "Olso"])
+
+    def policy(text: str) -> str:
+        if "<tool_response>" in text:
+            return REPLY + "<|im_end|>"
+        arguments = json.dumps({"name": "city_population", "arguments": {"city": next(calls)}})
+        return f"<tool_call>\n{arguments}\n</tool_call><|im_end|>"
+
+    reward = judge_reward_func(
+        {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c")}, tools=[city_population]
+    )
+    try:
+        trainer, returned = run_tool_grpo(
+            reward, tmp_path, {"prompt": [QUESTION], "answer": ["709,037"]}, [city_population], policy
+        )
+    finally:
+        reward.close()
+    assert returned == [[1.0, 0.0]]
+    [log] = step_logs(trainer)
+    assert log["tools/call_frequency"] == 1.0 and log["tools/failure_frequency"] == 0.5
+    assert log["rewards/judge_reward/mean"] == 0.5
