@@ -42,6 +42,15 @@ rewards), judged against its criteria instead of ``ground_truth``. With
 ``verl_reward_router: true`` in the config, the reward-model router verl passes
 (``reward_router_address``) is the judge instead of ``judge_url``.
 
+A multi-turn rollout (verl's tool agent loop, ``multi_turn.format: hermes``) reaches the reward
+as the decoded response with the tools' outputs in it: its ``<tool_call>`` and
+``<tool_response>`` turns are read back into the agent's steps and judged as a trajectory
+(docs/trajectories.md), the text after the last as the final reply; ``extra_info["tools"]``
+(OpenAI tool schemas), when the data has it, says which tools were offered. What verl adds to
+``extra_info`` for such rollouts (``num_turns`` from ``__num_turns__``, ``turn_scores``,
+``tool_rewards``, ``rollout_reward_scores``) is accepted and left to verl: the judge's reward
+is the task's. A group is still the calls of one prompt, whatever their turns.
+
 Each score is a dict with the same keys and types for every item, as verl's
 ``reward_extra_info`` needs: ``score``, ``source``, ``reason`` ("" when there is none),
 ``confidence`` (None when there is none, which verl's validation metrics leave out),
@@ -64,6 +73,7 @@ from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
 from adapter.integrations.process_rewards import ProcessRewards
+from adapter.pipeline.trajectory import hermes_messages
 from adapter.result import RewardDict, Source
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
@@ -194,14 +204,21 @@ def _items(
     solution_str: str, ground_truth: object, extra_info: Mapping[str, object] | None, answer_type: str | None
 ) -> list[dict[str, object]]:
     info = extra_info if isinstance(extra_info, Mapping) else {}
+    steps = hermes_messages(solution_str) if isinstance(solution_str, str) else None
     item = {
         "prompt": info.get("question", ""),
-        "completion": solution_str,
+        "completion": solution_str if steps is None else steps,
         "answer_type": info.get("answer_type") or answer_type,
+        **({"tools": _listed(info["tools"])} if info.get("tools") is not None else {}),
     }
     if info.get("rubric") is not None:  # a rubric item: judged against its criteria, not a reference
         return [{**item, "rubric": info["rubric"]}]
     return [{**item, "answer": reference} for reference in _references(ground_truth)]
+
+
+def _listed(value: object) -> object:
+    """A parquet row's list (a numpy array of dicts) as a list; anything else as it is."""
+    return value.tolist() if hasattr(value, "tolist") else value
 
 
 def _grouped(adapter: BaseJudgeReward) -> bool:

@@ -19,6 +19,7 @@ whose explanation names the message.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_TRAJECTORY_CHARS",
     "ReadCompletion",
     "TrajectoryError",
+    "hermes_messages",
     "is_messages",
     "read_completion",
     "tool_specs",
@@ -38,6 +40,14 @@ __all__ = [
 # A trajectory's characters, all steps together; a judge is shown a few thousand of them.
 MAX_TRAJECTORY_CHARS = 20_000_000
 _RESULT_ROLES = {"tool": "tool", "function": "tool", "user": "user", "system": "user"}
+# A decoded multi-turn response in the Hermes tool format (Qwen's chat templates, verl's default
+# multi_turn.format): calls in <tool_call> tags, results in <tool_response> tags inside the turns the
+# chat template opens for them; with special tokens skipped, a turn's role is left as a bare line.
+_HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>|<tool_response>\s*(.*?)\s*</tool_response>", re.S)
+_TURN_MARKS = re.compile(r"<\|im_(?:start|end)\|>|<\|endoftext\|>")
+_ROLE_LINE = re.compile(
+    r"^\s*(?:user|assistant|tool)[^\S\n]*(?:\n|$)|(?:^|\n)[^\S\n]*(?:user|assistant|tool)\s*$"
+)
 
 
 class TrajectoryError(ValueError):
@@ -197,3 +207,55 @@ def tool_specs(tools: object) -> tuple[ToolSpec, ...]:
         text = valid_unicode(description) if isinstance(description, str) else ""
         specs.append(ToolSpec(name=valid_unicode(name), description=text))
     return tuple(specs)
+
+
+def hermes_messages(text: str) -> list[dict[str, object]] | None:
+    """A decoded multi-turn response in the Hermes tool format as chat messages (the turns'
+    text, each ``<tool_call>`` JSON as a tool call, each ``<tool_response>`` as a tool result, the
+    text after the last as the final reply), or None when ``text`` holds no tool call or result.
+    A call that is not ``{"name", "arguments"}`` JSON stays in the text, as the policy wrote it."""
+    if "<tool_call>" not in text and "<tool_response>" not in text:
+        return None
+    messages: list[dict[str, object]] = []
+    calls: list[dict[str, object]] = []
+    written: list[str] = []
+
+    def turn_ends() -> None:
+        said = _ROLE_LINE.sub("", _TURN_MARKS.sub("", "".join(written))).strip()
+        if said or calls:
+            messages.append(
+                {"role": "assistant", "content": said, **({"tool_calls": list(calls)} if calls else {})}
+            )
+        written.clear()
+        calls.clear()
+
+    position = 0
+    for found in _HERMES.finditer(text):
+        written.append(text[position : found.start()])
+        position = found.end()
+        if found.group(2) is not None:
+            turn_ends()
+            messages.append({"role": "tool", "content": found.group(2)})
+            continue
+        call = _hermes_call(found.group(1))
+        if call is None:
+            written.append(found.group(0))
+        else:
+            calls.append(call)
+    written.append(text[position:])
+    turn_ends()
+    return messages
+
+
+def _hermes_call(body: str) -> dict[str, object] | None:
+    """One ``<tool_call>`` body as an OpenAI tool call, or None when it is not one."""
+    try:
+        parsed = json.loads(body)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("name"), str):
+        return None
+    arguments = parsed.get("arguments", {})
+    if not isinstance(arguments, str | dict):
+        return None
+    return {"type": "function", "function": {"name": parsed["name"], "arguments": arguments}}

@@ -11,28 +11,18 @@ against the fake judge and, once, the real judge (e2e); the slow test runs verl'
 from __future__ import annotations
 
 import asyncio
-import copy
-import functools
 import logging
 import shlex
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import torch
 import yaml
-from hydra import compose, initialize_config_module
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import DictConfig, OmegaConf
-from tensordict import TensorDict
-from tokenizers import ByteLevelBPETokenizer
-from transformers import PreTrainedTokenizerFast
-from verl import DataProto
+from omegaconf import DictConfig
 from verl.experimental.reward_loop import RewardLoopWorker
 from verl.experimental.reward_loop.reward_manager.limited import RateLimitedRewardManager
 from verl.trainer.ppo.metric_utils import process_validation_metrics
@@ -45,22 +35,22 @@ from adapter.integrations.group_collector import GroupCollector
 from judge_vllm.errors import JudgeConfigError, JudgeError
 from judge_vllm.testing.fake_backend import ComparingBackend
 from judge_vllm.testing.fake_server import FaultPlan
+from verl_loop import (
+    KWARGS_KEY,
+    NAME_KEY,
+    Row,
+    composed_config,
+    our_function,
+    reward_yaml,
+    rewards_of,
+    rollout,
+    run_reward_loop,
+    trainer_config,
+    write_tokenizer,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 KEYS = {"score", "source", "reason", "confidence", "judge_latency_ms", "fallback"}
-PATH_KEY = "reward.custom_reward_function.path"
-NAME_KEY = "reward.custom_reward_function.name"
-KWARGS_KEY = "+reward.custom_reward_function.reward_kwargs"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One dataset row and the policy's response, as verl's parquet and rollout carry them."""
-
-    question: str
-    response: str
-    ground_truth: Any
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # The fake judge scores 5 (reward 1) when the reference appears in the response, else 1 (reward 0).
@@ -73,20 +63,9 @@ ROWS = [
 EXPECTED_SCORES = [1.0, 0.0, 1.0, 0.0]
 
 
-def write_tokenizer(path: Path) -> Path:
-    """A byte-level tokenizer on disk, as verl loads the policy model's: exact round trips."""
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        [row.question + row.response for row in ROWS], vocab_size=300, show_progress=False
-    )
-    fast = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="</s>", pad_token="</s>")
-    fast.save_pretrained(path)
-    return path
-
-
 @pytest.fixture(scope="module")
 def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tokenizer(tmp_path_factory.mktemp("policy"))
+    return write_tokenizer(tmp_path_factory.mktemp("policy"), [row.question + row.response for row in ROWS])
 
 
 @pytest.fixture(autouse=True)
@@ -99,89 +78,12 @@ def fresh_adapters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     judge_verl.close_adapter()
 
 
-def reward_yaml(tmp_path: Path, **settings: Any) -> Path:
-    """A reward config file with a private cache."""
-    path = tmp_path / f"reward-{len(list(tmp_path.glob('reward-*')))}.yaml"
-    config = {"mode": "fast", "cache_dir": str(tmp_path / "cache"), "max_retries": 0, **settings}
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
-def composed_config(tokenizer_dir: Path, *overrides: str) -> DictConfig:
-    """The config ``python -m verl.trainer.main_ppo OVERRIDES`` runs with (Hydra, verl's own yaml)."""
-    with initialize_config_module("verl.trainer.config", version_base=None):
-        return compose("ppo_trainer", overrides=[f"actor_rollout_ref.model.path={tokenizer_dir}", *overrides])
-
-
-@functools.cache
-def _base_config(tokenizer_dir: Path) -> DictConfig:
-    return composed_config(tokenizer_dir)
-
-
-def trainer_config(tokenizer_dir: Path, *overrides: str) -> DictConfig:
-    """``composed_config``, faster: Hydra composes verl's yaml once (about a second) and its
-    parser applies the overrides (``+key`` adds a key; a new key without ``+`` is refused)."""
-    config = copy.deepcopy(_base_config(tokenizer_dir))
-    for override in OverridesParser.create().parse_overrides(list(overrides)):
-        OmegaConf.update(config, override.key_or_group, override.value(), force_add=override.is_add())
-    return config
-
-
-def our_function(name: str, config: Path, *extra: str) -> list[str]:
-    """Overrides naming one of our functions, with our reward config in its reward_kwargs."""
-    return [
-        f"{PATH_KEY}=pkg://adapter.integrations.verl",
-        f"{NAME_KEY}={name}",
-        f"{KWARGS_KEY}.config={config}",
-        *extra,
-    ]
-
-
 def documented_overrides() -> list[str]:
     """The reward overrides of the verl command in docs/integrations.md, as a user copies them."""
     text = (REPO / "docs" / "integrations.md").read_text()
     section = text.split("\n## verl\n", 1)[1].split("\n## ", 1)[0]
     command = section.split("```bash\n", 1)[1].split("```", 1)[0]
     return [word.replace("$PWD", str(REPO)) for word in command.split() if "custom_reward_function" in word]
-
-
-def rollout(tokenizer_dir: Path, rows: Sequence[Row]) -> DataProto:
-    """A batch as verl's agent loop hands it to the reward loop: token ids, masks, dataset fields."""
-    tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
-    pad = torch.nn.utils.rnn.pad_sequence
-    prompts = [torch.tensor(tokenizer.encode(row.question)) for row in rows]
-    responses = [torch.tensor(tokenizer.encode(row.response), dtype=torch.int64) for row in rows]
-    prompt_ids, response_ids = pad(prompts, batch_first=True), pad(responses, batch_first=True)
-    prompt_mask = pad([torch.ones_like(p) for p in prompts], batch_first=True)
-    response_mask = pad([torch.ones_like(r) for r in responses], batch_first=True)
-    mask = torch.cat([prompt_mask, response_mask], dim=1)
-    batch = TensorDict(
-        {"prompts": prompt_ids, "responses": response_ids, "attention_mask": mask}, batch_size=len(rows)
-    )
-    non_tensor = {
-        "data_source": np.array(["judge-vllm/test"] * len(rows), dtype=object),
-        "reward_model": np.array([{"ground_truth": row.ground_truth} for row in rows], dtype=object),
-        "extra_info": np.array(
-            [{"split": "train", "question": row.question, **row.extra} for row in rows], dtype=object
-        ),
-    }
-    return DataProto(batch=batch, non_tensor_batch=non_tensor)
-
-
-async def run_reward_loop(config: DictConfig, data: DataProto) -> tuple[torch.Tensor, dict[str, np.ndarray]]:
-    """What verl's RewardLoopManager does with its workers' outputs: the reward tensor and
-    ``reward_extra_info`` as per-key arrays (one worker, in-process instead of a Ray actor)."""
-    worker = RewardLoopWorker(config, None)
-    outputs = await worker.compute_score_batch(data)
-    scores = [output["reward_score"] for output in outputs]
-    rm_scores = worker.reward_manager.assemble_rm_scores(data, scores)
-    infos = [output["reward_extra_info"] for output in outputs]
-    return rm_scores, {key: np.array([info[key] for info in infos]) for key in infos[0]}
-
-
-def rewards_of(rm_scores: torch.Tensor) -> list[float]:
-    """Each row's reward (verl puts it on the last response token)."""
-    return [round(float(row.sum()), 3) for row in rm_scores]
 
 
 def test_public_api():
@@ -417,7 +319,7 @@ def test_verls_reward_loop_manager_with_its_ray_actor(tokenizer_dir, fake_judge,
 
 @pytest.mark.e2e
 async def test_verls_reward_loop_with_the_real_judge(judge_url, tmp_path):
-    tokenizer = write_tokenizer(tmp_path / "policy")
+    tokenizer = write_tokenizer(tmp_path / "policy", [row.question + row.response for row in ROWS])
     # a judge failure must raise here, not hide behind the rule reward
     judge = reward_yaml(tmp_path, judge_url=judge_url, reward_timeout=600, max_retries=2, fallback_to_rule=False)
     rm_scores, extra = await run_reward_loop(
