@@ -35,6 +35,7 @@ __all__ = [
     "is_messages",
     "read_completion",
     "tool_specs",
+    "turn_text",
 ]
 
 # A trajectory's characters, all steps together; a judge is shown a few thousand of them.
@@ -44,7 +45,7 @@ _RESULT_ROLES = {"tool": "tool", "function": "tool", "user": "user", "system": "
 # multi_turn.format): calls in <tool_call> tags, results in <tool_response> tags inside the turns the
 # chat template opens for them; with special tokens skipped, a turn's role is left as a bare line.
 _HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>|<tool_response>\s*(.*?)\s*</tool_response>", re.S)
-_TURN_MARKS = re.compile(r"<\|im_(?:start|end)\|>|<\|endoftext\|>")
+_TURN_MARKS = re.compile(r"<\|im_(?:start|end)\|>|<\|(?:endoftext|eot_id|end_of_text|end)\|>|<end_of_turn>|</s>")
 _ROLE_LINE = re.compile(
     r"^\s*(?:user|assistant|tool)[^\S\n]*(?:\n|$)|(?:^|\n)[^\S\n]*(?:user|assistant|tool)\s*$"
 )
@@ -221,7 +222,7 @@ def hermes_messages(text: str) -> list[dict[str, object]] | None:
     written: list[str] = []
 
     def turn_ends() -> None:
-        said = _ROLE_LINE.sub("", _TURN_MARKS.sub("", "".join(written))).strip()
+        said = turn_text("".join(written))
         if said or calls:
             messages.append(
                 {"role": "assistant", "content": said, **({"tool_calls": list(calls)} if calls else {})}
@@ -245,6 +246,12 @@ def hermes_messages(text: str) -> list[dict[str, object]] | None:
     written.append(text[position:])
     turn_ends()
     return messages
+
+
+def turn_text(text: str) -> str:
+    """A turn's text without the chat template's marks (``<|im_start|>``, ``<|im_end|>``) and the
+    bare role line a turn opens with once special tokens are skipped."""
+    return _ROLE_LINE.sub("", _TURN_MARKS.sub("", text)).strip()
 
 
 def _hermes_call(body: str) -> dict[str, object] | None:

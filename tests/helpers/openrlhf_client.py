@@ -10,7 +10,7 @@ import importlib.util
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -67,15 +67,18 @@ class CharTokenizer:
 
 class ScriptedEngine:
     """What ``execute`` needs of vLLM's engine: ``generate`` answers the response given for the
-    prompt's question."""
+    prompt's question, or what ``responses(prompt so far)`` returns (a multi-turn script)."""
 
-    def __init__(self, responses: dict[str, str], tokenizer: Any) -> None:
+    def __init__(self, responses: dict[str, str] | Callable[[str], str], tokenizer: Any) -> None:
         self.responses = responses
         self.tokenizer = tokenizer
 
     async def generate(self, prompt_token_ids: list[int], params: Any, **kwargs: Any) -> SimpleNamespace:
         prompt = self.tokenizer.decode(prompt_token_ids, skip_special_tokens=False)
-        text = next(answer for question, answer in self.responses.items() if question in prompt)
+        if callable(self.responses):
+            text = self.responses(prompt)
+        else:
+            text = next(answer for question, answer in self.responses.items() if question in prompt)
         ids = self.tokenizer(text=text, add_special_tokens=False, return_tensors="pt")["input_ids"][
             0
         ].tolist()
@@ -88,13 +91,20 @@ def rollouts(
     samples: list[tuple[str, str, str]],
     template: str = TEMPLATE,
     tokenizer: Any = None,
+    script: Callable[[str], str] | None = None,
 ) -> list[dict[str, Any]]:
     """OpenRLHF's ``execute`` for each (question, response, label), all at once as in a rollout.
 
-    ``template`` holds ``{question}``; the engine answers by question (so they must differ), each
-    response ending with the end-of-turn token, as vLLM generates it."""
+    ``template`` holds ``{question}``; the engine answers by question (so they must differ), or
+    with ``script(text so far)`` for multi-turn agents, each response ending with the end-of-turn
+    token, as vLLM generates it."""
     tokenizer = tokenizer or CharTokenizer()
-    engine = ScriptedEngine({q: r + "<|im_end|>" for q, r, _ in samples}, tokenizer)
+    answers: dict[str, str] | Callable[[str], str] = (
+        {q: r + "<|im_end|>" for q, r, _ in samples}
+        if script is None
+        else lambda text: script(text) + "<|im_end|>"
+    )
+    engine = ScriptedEngine(answers, tokenizer)
     params = SimpleNamespace(max_tokens=None, logprobs=None)
 
     async def run() -> list[dict[str, Any]]:

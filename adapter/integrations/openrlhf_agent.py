@@ -1,0 +1,124 @@
+"""OpenRLHF's agent mode (``--train.agent_func_path``): an episode rewarded by the judge over its trajectory.
+
+In agent mode OpenRLHF 0.11 asks no reward model: its ``MultiTurnAgentExecutor``
+(``openrlhf/utils/agent.py``) calls the agent file's ``AgentInstance.step`` after each of the
+policy's turns, sums the steps' ``rewards`` into the sample's reward and keeps the last step's
+``scores`` and ``extra_logs``. ``JudgedEpisode`` records what the policy did (its turns, with
+tool calls in the Hermes format its chat template writes) and what the environment answered
+(``<tool_response>`` turns as tool results, any other reply as the environment's), and on the
+last step returns the judge's reward for the whole trajectory (docs/trajectories.md); the steps
+before it earn 0. An agent file:
+
+    from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
+    from adapter.integrations.openrlhf_agent import JudgedEpisode
+
+    class AgentInstance(AgentInstanceBase):
+        async def reset(self, states, **kwargs):
+            self.episode = JudgedEpisode(states["observation"], states["label"])
+            return {"observation": states["observation"]}
+
+        async def step(self, states, **kwargs):
+            feedback, done = my_environment(states["action_text"])  # run the policy's tool calls
+            return await self.episode.step(states["action_text"], feedback, done)
+
+    class AgentExecutor(MultiTurnAgentExecutor):
+        def __init__(self):
+            super().__init__(AgentInstance)
+
+The judge is the process's ``openrlhf_inprocess`` reward system (``JUDGE_REWARD_CONFIG``).
+With a comparing ``group:`` in that config and ``group_size`` (OpenRLHF's
+``n_samples_per_prompt``), the episodes of one prompt and label are collected for up to
+``group_window`` seconds and judged together, each getting its own reward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from typing_extensions import TypedDict
+
+from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
+from adapter.integrations.openrlhf_inprocess import get_reward_system
+from adapter.integrations.openrlhf_protocol import OpenRLHFRewards, label_text, unavailable_message
+from adapter.pipeline.trajectory import hermes_messages, turn_text
+from adapter.result import RewardDict
+from judge_vllm.errors import JudgeError
+
+__all__ = ["EpisodeStep", "JudgedEpisode"]
+
+
+class EpisodeStep(TypedDict):
+    """What ``AgentInstance.step`` returns to OpenRLHF (its ``rewards``, ``scores``, ``extra_logs``
+    as tensors, ``environment_feedback``, ``done``)."""
+
+    rewards: torch.Tensor
+    scores: torch.Tensor
+    environment_feedback: str
+    done: bool
+    extra_logs: dict[str, torch.Tensor]
+
+
+async def _judge_group(items: list[dict[str, object]]) -> list[RewardDict]:
+    return await get_reward_system().areward_group(items)
+
+
+_groups: GroupCollector[dict[str, object], RewardDict] = GroupCollector(_judge_group)
+
+
+@dataclass
+class JudgedEpisode:
+    """One sample's episode: its prompt (OpenRLHF's observation), label (the reference answer) and
+    the messages so far; ``step`` records a turn and, when the episode is done, judges it."""
+
+    prompt: str
+    label: object
+    answer_type: str | None = None
+    group_size: int | None = None
+    group_window: float = DEFAULT_GROUP_WINDOW_S
+    messages: list[dict[str, object]] = field(default_factory=list)
+
+    async def step(self, action_text: str, environment_feedback: str, done: bool) -> EpisodeStep:
+        """Record the policy's turn and, unless the episode is ``done``, the environment's reply;
+        the judge's reward on the last step, 0 before it. ``JudgeError`` when the judge failed
+        and ``fallback_to_rule`` is off (OpenRLHF then leaves the sample without a reward)."""
+        self.messages.extend(_turn(action_text))
+        if not done:
+            self.messages.extend(_feedback(environment_feedback))
+            zero = torch.tensor(0.0)
+            return {"rewards": zero, "scores": zero, "environment_feedback": environment_feedback,
+                    "done": False, "extra_logs": {}}  # fmt: skip
+        result = await self._judged()
+        unavailable = unavailable_message([result])
+        if unavailable is not None:
+            raise JudgeError(unavailable)
+        rewards = OpenRLHFRewards.from_results([result])
+        logs = {key: torch.tensor(values[0]) for key, values in rewards.extra_logs.items()}
+        return {"rewards": torch.tensor(rewards.rewards[0]), "scores": torch.tensor(rewards.scores[0]),
+                "environment_feedback": environment_feedback, "done": True, "extra_logs": logs}  # fmt: skip
+
+    async def _judged(self) -> RewardDict:
+        item: dict[str, object] = {
+            "prompt": self.prompt,
+            "completion": list(self.messages),
+            "answer": label_text(self.label),
+            "answer_type": self.answer_type,
+        }
+        system = get_reward_system()
+        group = system.config.group
+        if group is not None and group.mode != "pointwise":
+            key = (self.prompt, repr(self.label), self.answer_type)
+            return await _groups.submit(key, item, self.group_size, self.group_window)
+        return (await system.areward_batch([item]))[0]
+
+
+def _turn(action_text: str) -> list[dict[str, object]]:
+    """The policy's turn as messages: its text, and its tool calls when it wrote any."""
+    return hermes_messages(action_text) or [{"role": "assistant", "content": turn_text(action_text)}]
+
+
+def _feedback(environment_feedback: str) -> list[dict[str, object]]:
+    """The environment's reply: its ``<tool_response>`` turns as tool results, else the reply."""
+    results = [m for m in hermes_messages(environment_feedback) or [] if m["role"] == "tool"]
+    reply = turn_text(environment_feedback)
+    return results or ([{"role": "user", "content": reply}] if reply else [])
