@@ -47,6 +47,7 @@ STEP_OVERHEAD_CHARS = 72
 # one huge tool output cannot crowd out every other step.
 SPAN_SHARE = 8
 MIN_SPAN_CHARS = 200
+CLIP_MARGIN_CHARS = 64
 # The last tool result may take up to 1/LAST_RESULT_SHARE of the budget: it is the evidence a
 # final answer most often rests on.
 LAST_RESULT_SHARE = 2
@@ -172,8 +173,9 @@ def _span_chars(step: TextStep | CallStep | ResultStep) -> int:
 
 
 def _clipped(step: TextStep | CallStep | ResultStep, cap: int) -> TextStep | CallStep | ResultStep:
-    """``step`` with each span cut in its middle to about ``cap`` characters."""
-    if _span_chars(step) <= cap:
+    """``step`` with each span cut in its middle to about ``cap`` characters (one barely over it is
+    left whole: the cut's marker would cost more than it saves)."""
+    if _span_chars(step) <= cap + CLIP_MARGIN_CHARS:
         return step
     if isinstance(step, TextStep):
         return step.model_copy(update={"text": clip_middle(step.text, cap)})

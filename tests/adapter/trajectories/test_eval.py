@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from adapter.config import RewardConfig
 from eval.cli import main
 from eval.dataset import EvalRow, RowProblem, load_rows, parse_record
 from judge_vllm.trajectory import CallStep
@@ -63,3 +64,30 @@ def test_judge_eval_scores_the_trajectories_on_the_judge(tmp_path, fake_judge):
         "injection", "role_spoofing", "verdict_string"
     }  # fmt: skip
     assert "<tool-result-" in str(fake_judge.last_body["messages"])
+
+
+async def test_the_prompt_tokens_before_and_after_fitting():
+    """Against the fake judge's tokenizer (a token a character) and context (4,096 tokens)."""
+    from eval.trajectory_fit import fit_rows
+    from judge_vllm.settings import JudgeClientConfig
+
+    async def count(prompt):
+        return sum(len(text) + 8 for text in (prompt.system or "", prompt.user))
+
+    rows = await fit_rows(DATA, RewardConfig(), count, 4096)
+    long = [r for r in rows if r["steps"] > 50]
+    assert len(rows) == 36 and len(long) == 4
+    assert all(
+        r["tokens_before"] > 4096 >= r["tokens_after"] and 0 < r["steps_shown"] < r["steps"] for r in long
+    )
+    assert all(r["tokens_after"] == r["tokens_before"] for r in rows if r not in long)  # shown whole
+    assert JudgeClientConfig().max_completion_chars == 6000  # the budget the rows were fitted to
+
+
+def test_the_measurement_command_counts_on_the_judge_server(fake_judge, capsys):
+    from eval.trajectory_fit import main as measure
+
+    measure(["--data", str(DATA), "--judge-url", fake_judge.url])
+    summary = capsys.readouterr().out.splitlines()[-1]
+    assert summary.startswith("36 trajectories, context 4096 tokens") and "0 that cannot fit" in summary
+    assert fake_judge.counts["/tokenize"] > 36

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from adapter.pipeline.inputs import InvalidInput, build_request
-from adapter.pipeline.trajectory import TrajectoryError, read_completion, tool_specs
+from adapter.pipeline.trajectory import TrajectoryError, hermes_messages, read_completion, tool_specs
 from judge_vllm.trajectory import MAX_STEPS, CallStep, ResultStep, TextStep, ToolSpec
 
 
@@ -161,3 +161,25 @@ def test_tool_specs_read_schemas_functions_and_callables():
         ToolSpec(name="search", description="Search the web."),
     )
     assert tool_specs(None) == tool_specs([]) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("no tools here", None),
+        (
+            'Checking.\n<tool_call>\n{"name": "calc", "arguments": {"x": 1}}\n</tool_call>\nuser\n'
+            "<tool_response>\n42\n</tool_response>\nassistant\nIt is 42.",
+            [assistant("Checking.", call("calc", {"x": 1})), {"role": "tool", "content": "42"}, assistant("It is 42.")],
+        ),
+        (  # special tokens kept, two results in one turn, a call that is not JSON left as text
+            '<tool_call>{"name": "a", "arguments": "{}"}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>'
+            "<|im_end|>\n<|im_start|>user\n<tool_response>1</tool_response>\n<tool_response>2</tool_response><|im_end|>\n"
+            "<|im_start|>assistant\n<tool_call>oops</tool_call><|im_end|>",
+            [assistant("", call("a", "{}"), call("b", {})), {"role": "tool", "content": "1"},
+             {"role": "tool", "content": "2"}, assistant("<tool_call>oops</tool_call>")],
+        ),
+    ],
+)  # fmt: skip
+def test_a_hermes_response_is_read_back_into_messages(text, expected):
+    assert hermes_messages(text) == expected
