@@ -73,6 +73,7 @@ NOT_RUN = {
     "python -m verl.trainer.main_ppo": "a verl training run; tests/adapter/integrations/test_verl.py runs verl's reward code",
     "python -m openrlhf.cli.train_ppo_ray": "an OpenRLHF training run (Ray, a policy model)",
     "python -m venv": "creates a virtualenv and installs vllm-router from PyPI",
+    "python -m eval.trajectory_fit --data eval/data/trajectories.jsonl --tokenizer": "reads the 1.5B judge's tokenizer from models/ (judge-vllm model prepare qwen2.5-coder-1.5b); the --judge-url line above it runs",
 }
 # Lines that run on the real judge only, with what the fake judge cannot do.
 FAKE_CANNOT = {
