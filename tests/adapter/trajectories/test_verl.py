@@ -19,22 +19,12 @@ from transformers import PreTrainedTokenizerFast
 from trl.chat_template_utils import qwen2_5_chat_template
 from verl.experimental.agent_loop.tool_parser import ToolParser
 
+import verl_loop as loop
 from adapter import JudgeRewardSystem
 from adapter.integrations import verl as judge_verl
 from adapter.pipeline.trajectory import hermes_messages, read_completion
 from judge_vllm.testing.fake_backend import ComparingBackend
 from judge_vllm.trajectory import CallStep
-from verl_loop import (
-    KWARGS_KEY,
-    Row,
-    our_function,
-    reward_yaml,
-    rewards_of,
-    rollout,
-    run_reward_loop,
-    trainer_config,
-    write_tokenizer,
-)
 
 QUESTION = "How many people live in Oslo, according to the city database?"
 SCHEMA = {"type": "function", "function": {"name": "city_population", "description": "The city database.",
@@ -71,7 +61,7 @@ def response(messages: list[dict[str, object]]) -> str:
 @pytest.fixture(scope="module")
 def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     texts = [render(conversation(r)) for r in RESULTS.values()]
-    return write_tokenizer(
+    return loop.write_tokenizer(
         tmp_path_factory.mktemp("policy"), texts, ["<|im_start|>", "<|im_end|>"], qwen2_5_chat_template
     )
 
@@ -83,10 +73,10 @@ def fresh_adapters() -> Iterator[None]:
     judge_verl.close_adapter()
 
 
-def multi_turn(result: str, index: int = 0, reply: str = REPLY) -> Row:
+def multi_turn(result: str, index: int = 0, reply: str = REPLY) -> loop.Row:
     """A rollout of 4 turns whose tool returned ``result``, with the loop's per-turn fields."""
     turns = {"__num_turns__": 4, "tool_extra_fields": {"turn_scores": [], "tool_rewards": [0.5]}}
-    return Row(
+    return loop.Row(
         QUESTION, response(conversation(result, reply)), "709,037", {"index": index, "tools": [SCHEMA]}, turns
     )
 
@@ -94,12 +84,13 @@ def multi_turn(result: str, index: int = 0, reply: str = REPLY) -> Row:
 async def test_verls_reward_loop_judges_a_multi_turn_rollout_on_its_tool_results(
     tokenizer_dir, fake_judge, tmp_path
 ):
-    config = trainer_config(
-        tokenizer_dir, *our_function("compute_score_async", reward_yaml(tmp_path, judge_url=fake_judge.url))
+    config = loop.trainer_config(
+        tokenizer_dir,
+        *loop.our_function("compute_score_async", loop.reward_yaml(tmp_path, judge_url=fake_judge.url)),
     )
     rows = [multi_turn(RESULTS["failed"]), multi_turn(RESULTS["supported"], 1)]
-    rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, rows))
-    assert rewards_of(rm_scores) == [0.0, 1.0] and extra["source"].tolist() == ["judge", "judge"]
+    rm_scores, extra = await loop.run_reward_loop(config, loop.rollout(tokenizer_dir, rows))
+    assert loop.rewards_of(rm_scores) == [0.0, 1.0] and extra["source"].tolist() == ["judge", "judge"]
     shown = json.dumps(fake_judge.last_body["messages"])
     assert "Tools offered: city_population (The city database.)" in shown and "<tool-result-" in shown
 
@@ -123,9 +114,9 @@ async def test_multi_turn_rollouts_are_grouped_by_prompt(tokenizer_dir, monkeypa
     monkeypatch.setattr(
         judge_verl, "create_judge_reward", lambda config: JudgeRewardSystem(config, backend=judge)
     )
-    settings = reward_yaml(tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise"})
-    config = trainer_config(
-        tokenizer_dir, *our_function("compute_score_async", settings, f"{KWARGS_KEY}.group_size=2")
+    settings = loop.reward_yaml(tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise"})
+    config = loop.trainer_config(
+        tokenizer_dir, *loop.our_function("compute_score_async", settings, f"{loop.KWARGS_KEY}.group_size=2")
     )
     replies = [(REPLY, "I could not find it."), ("Oslo: 709,037.", "Unknown.")]  # index 0's, index 1's
     rows = [  # two prompts' rollouts, interleaved
@@ -134,8 +125,8 @@ async def test_multi_turn_rollouts_are_grouped_by_prompt(tokenizer_dir, monkeypa
         multi_turn(RESULTS["failed"], 0, replies[0][1]),
         multi_turn(RESULTS["supported"], 1, replies[1][0]),
     ]
-    rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, rows))
-    rewards = rewards_of(rm_scores)
+    rm_scores, extra = await loop.run_reward_loop(config, loop.rollout(tokenizer_dir, rows))
+    rewards = loop.rewards_of(rm_scores)
     assert rewards[0] > rewards[2] and rewards[3] > rewards[1]
     assert extra["reason"].tolist() == ["pairwise"] * 4
     compared = sorted(sorted(r.responses) for r in judge.requests)
