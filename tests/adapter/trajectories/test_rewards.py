@@ -240,3 +240,20 @@ def test_a_pairwise_group_of_trajectories_compares_their_final_replies(tmp_path)
         )]  # fmt: skip
     assert rewards[1] > rewards[0]
     assert all(r.trajectory is None and len(r.responses) == 2 for r in judge.requests)
+
+
+def test_under_the_cascade_a_right_final_number_after_a_failed_tool_call_is_the_judges_to_pay(
+    fake_judge, tmp_path
+):
+    """Proven equal is no proof the task was done when the judge is shown the steps: the trace
+    decides. A final reply proven wrong stays a sure 0 without the judge; with the final view,
+    the rule decides as for any completion."""
+    guessed = trajectory("Error: database timeout after 30 s", reply=f"The answer is {REFERENCE}.")
+    wrong = trajectory(json.dumps({"population": REFERENCE}), reply="The answer is 12.")
+    with system(fake_judge.url, tmp_path, strategy="cascade", use_cache=False) as rs:
+        paid, refused = rs.reward(QUESTION, guessed, REFERENCE, "NUMBER"), rs.reward(QUESTION, wrong, REFERENCE, "NUMBER")
+    with system(fake_judge.url, tmp_path, strategy="cascade", trajectory_view="final", use_cache=False) as rs:
+        final = rs.reward(QUESTION, guessed, REFERENCE, "NUMBER")
+    assert (paid["source"], paid["reward"]) == ("judge", 0.0)  # the judge saw the failed call
+    assert (refused["source"], refused["reason"], refused["reward"]) == ("rule", "cascade", 0.0)
+    assert (final["source"], final["reason"], final["reward"]) == ("rule", "cascade", 1.0)
