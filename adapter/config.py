@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from adapter.rules import RuleSettings
-from adapter.settings import ConfidenceCalibration, GroupSettings, parse_rubric
+from adapter.settings import ConfidenceCalibration, GroupSettings, ProcessSettings, parse_rubric
 from judge_vllm.errors import JudgeConfigError, JudgeInputError, did_you_mean
 from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.renamed_keys import rename_deprecated_keys
@@ -176,6 +176,10 @@ class RewardConfig(JudgeClientConfig):
         default=None,
         description="reward_group: how the completions of one prompt are judged together; None = pointwise",
     )
+    process: ProcessSettings | None = Field(
+        default=None,
+        description="agent trajectories: each turn judged too (profile step), mixed into the reward; None = outcome only",
+    )
     trajectory_view: Literal["full", "final"] = Field(
         default="full",
         description="a completion with tool calls or results (docs/trajectories.md): full shows the judge "
@@ -282,18 +286,6 @@ class RewardConfig(JudgeClientConfig):
         if judge_url is not None:
             shared["judge_url"] = check_judge_url(judge_url)
         return JudgeClientConfig.model_construct(**shared)
-
-    def for_part_judge(self, profile: str, **update: object) -> RewardConfig:
-        """This judge's settings for a part of a reward judged by a reward system of its own (a
-        rubric's criteria, a group's comparisons): ``profile``, judge only (a rule grades no
-        part), and none of the extras that belong to the item's own reward."""
-        extras_off = dict.fromkeys(
-            ("calibration", "calibration_file", "escalate_to", "judge_urls", "canary_interval", "metrics_port",
-             "judgment_log_path", "score_rubric", "rubric", "group"),
-        )  # fmt: skip
-        return self.model_copy(
-            update={"profile": profile, "strategy": "judge", "fallback_to_rule": False, **extras_off, **update}
-        )
 
     @classmethod
     def from_any(cls, config: ConfigLike) -> RewardConfig:

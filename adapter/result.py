@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -11,6 +12,7 @@ __all__ = [
     "JUDGE_DECIDED",
     "GroupComparison",
     "GroupComparisonDict",
+    "ProcessMix",
     "RewardDict",
     "RewardResult",
     "Source",
@@ -54,6 +56,24 @@ class RewardDict(TypedDict):
     judge_score: float | None
     calibration: str | None
     comparisons: list[GroupComparisonDict] | None
+    step_scores: list[float | None] | None
+
+
+@dataclass(frozen=True)
+class ProcessMix:
+    """An agent trajectory's per-turn scores (``process:``), what they combine to (None: no turn
+    could be judged) and their share of the reward."""
+
+    scores: list[float | None]
+    aggregate: float | None
+    weight: float
+    explanation: str
+
+    def mixed(self, outcome: float) -> float:
+        """The reward: ``(1 - weight) * outcome + weight * aggregate`` (the outcome alone without one)."""
+        if self.aggregate is None:
+            return outcome
+        return (1.0 - self.weight) * outcome + self.weight * self.aggregate
 
 
 class GroupComparison(BaseModel):
@@ -87,7 +107,8 @@ class RewardResult(BaseModel):
     (judge and cache sources), e.g. "C" when CompassVerifier calls the response invalid;
     ``judge_score`` the judge's own score before calibration and ``calibration`` the identity
     of the ``calibration_file`` applied (None when none was); ``comparisons`` the comparisons a
-    group reward (``reward_group``) came from.
+    group reward (``reward_group``) came from; ``step_scores`` each judged turn's P(Yes) of an
+    agent trajectory under ``process:`` (None: not judged), for trainers that take turn-level rewards.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -106,6 +127,7 @@ class RewardResult(BaseModel):
     judge_score: float | None = None
     calibration: str | None = None
     comparisons: list[GroupComparison] | None = None
+    step_scores: list[float | None] | None = None
 
     @property
     def score(self) -> float | None:
@@ -129,4 +151,5 @@ class RewardResult(BaseModel):
             "judge_score": self.judge_score,
             "calibration": self.calibration,
             "comparisons": None if self.comparisons is None else [c.to_dict() for c in self.comparisons],
+            "step_scores": None if self.step_scores is None else list(self.step_scores),
         }

@@ -62,6 +62,7 @@ from adapter.pipeline.inputs import (
     request_from_item,
 )
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
+from adapter.process.judge import ProcessJudge
 from adapter.result import RewardDict, RewardResult
 from adapter.rubrics import parse_rubric
 from adapter.rubrics.criteria import VETO_NOT_JUDGED
@@ -141,6 +142,7 @@ class BaseJudgeReward:
         self._canary_task: asyncio.Task[None] | None = None
         self._judging: set[asyncio.Task[object]] = set()
         self._rubric_judge = RubricJudge(self._judge_parts)
+        self._process_judge = ProcessJudge(self._judge_parts, self.config.process) if self.config.process else None
         self._comparisons_in_flight = asyncio.Semaphore(self._comparison_slots())
         self._repeats = RepeatCounter()
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
@@ -363,9 +365,18 @@ class BaseJudgeReward:
             self._judging.add(task)
         try:
             dispatcher = await self._ensure_started()
-            judged = await self._judge_part(dispatcher, request, started + self._judge_budget_s, key)
+            deadline = started + self._judge_budget_s
+            process = self._process_judge if self._asks_steps(request) else None
+            if process is None:
+                judged = await self._judge_part(dispatcher, request, deadline, key)
+                steps = None
+            else:  # the outcome and each turn, judged side by side
+                judged, stepped = await asyncio.gather(
+                    self._judge_part(dispatcher, request, deadline, key), process.score(request, deadline)
+                )
+                steps = stepped.mix(process.settings.weight)
             if isinstance(judged.outcome, Verdict):
-                return self._finisher.from_verdict(request, started, judged.outcome, judged.source)
+                return self._finisher.from_verdict(request, started, judged.outcome, judged.source, steps)
             return await self._afall_back(request, started, judged.outcome)
         finally:
             if task is not None:
@@ -382,8 +393,14 @@ class BaseJudgeReward:
             request = self._cascaded(request, started)
         if isinstance(request, RewardResult):
             return request
+        if self._asks_steps(request):  # a stored outcome still needs its turns' scores: looked up on the loop
+            return request, None
         early, key = self._cached(request, started)
         return early if early is not None else (request, key)
+
+    def _asks_steps(self, request: JudgeRequest) -> bool:
+        """Whether ``request``'s agent turns are judged too (``process:`` and a trajectory shown)."""
+        return self._process_judge is not None and self._process_judge.asks(request)
 
     async def _score(self, built: JudgeRequest | InvalidInput, started: float) -> RewardResult:
         """One reward on the loop thread: ``_before_judge``, then the judge. Rule work that may

@@ -1,6 +1,7 @@
 """The blocks the reward config nests, below ``config`` and every step that reads them:
 ``group:`` (``GroupSettings``: how the completions of one prompt are judged together),
-``calibration:`` (``ConfidenceCalibration``: the confidence shrink) and ``rubric:`` (its
+``calibration:`` (``ConfidenceCalibration``: the confidence shrink), ``process:``
+(``ProcessSettings``: per-step judgments of an agent's trajectory) and ``rubric:`` (its
 ``Criterion`` entries, read by ``parse_rubric``, for the config and for each item's own rubric).
 
 A rubric is a list whose entries are plain strings or ``{criterion, weight (default 1), veto
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from judge_vllm.errors import JudgeInputError
 
-__all__ = ["MAX_CRITERIA", "ConfidenceCalibration", "Criterion", "GroupSettings", "parse_rubric"]
+__all__ = ["MAX_CRITERIA", "ConfidenceCalibration", "Criterion", "GroupSettings", "ProcessSettings", "parse_rubric"]
 
 MAX_CRITERIA = 64
 MAX_CRITERION_CHARS = 2000
@@ -98,6 +99,22 @@ class ConfidenceCalibration(BaseModel):
 
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     factor: float = Field(default=0.8, ge=0.0, le=1.0)
+
+
+class ProcessSettings(BaseModel):
+    """Process rewards for agent trajectories (docs/trajectories.md): each of the agent's turns
+    judged on its own (profile ``step``: correct and useful?), in one batch beside the outcome
+    judgment; the reward is ``(1 - weight) * outcome + weight * aggregate(steps)``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    aggregate: Literal["mean", "min", "last"] = Field(
+        default="mean", description="how the turns' P(Yes) combine: mean, min (one bad step sinks it) or last"
+    )
+    weight: float = Field(default=0.5, ge=0.0, le=1.0, description="the process score's share of the reward")
+    max_steps: int = Field(
+        default=32, ge=1, le=256, description="at most this many turns judged, the last ones (one judgment each)"
+    )
 
 
 class Criterion(BaseModel):

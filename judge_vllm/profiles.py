@@ -49,7 +49,7 @@ from judge_vllm.contract import INVALID, ranking_regex
 from judge_vllm.errors import JudgeConfigError, JudgeInputError
 from judge_vllm.patterns import compile_user_pattern
 from judge_vllm.schemas import JudgeRequest
-from judge_vllm.trajectory import fit_trajectory, render_trace
+from judge_vllm.trajectory import TRACE_HEADING, fit_trajectory, render_trace
 from judge_vllm.yaml_file import read_yaml_mapping
 
 __all__ = [
@@ -200,7 +200,8 @@ class JudgeProfile(BaseModel):
         trace = ""
         if self.shows_trajectory and request.trajectory is not None:
             budget = max_completion_chars if trace_chars is None else trace_chars
-            trace = render_trace(fit_trajectory(request.trajectory, budget), nonce)
+            heading = str(self.variables.get("trace_heading", TRACE_HEADING))
+            trace = render_trace(fit_trajectory(request.trajectory, budget), nonce, heading)
         user = render_template(
             self.template_dir,
             self.user_template,

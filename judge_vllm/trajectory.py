@@ -51,6 +51,9 @@ CLIP_MARGIN_CHARS = 64
 # The last tool result may take up to 1/LAST_RESULT_SHARE of the budget: it is the evidence a
 # final answer most often rests on.
 LAST_RESULT_SHARE = 2
+# What the steps are called in the prompt (a profile may name them otherwise: its variable
+# ``trace_heading``, e.g. the steps so far, for a judgment of one step).
+TRACE_HEADING = "THE AGENT'S STEPS BEFORE ITS FINAL RESPONSE"
 # Offered tools listed for the judge: names and the start of each description.
 MAX_TOOLS_SHOWN = 32
 TOOL_DESCRIPTION_CHARS = 160
@@ -261,9 +264,9 @@ def fit_trajectory(trajectory: Trajectory, budget_chars: int) -> FittedTrace:
     )
 
 
-def render_trace(fitted: FittedTrace, nonce: str) -> str:
-    """The trajectory's text for the judge prompt: each span neutralised and in its own tags
-    carrying ``nonce`` (the one the final response's tags carry)."""
+def render_trace(fitted: FittedTrace, nonce: str, heading: str = TRACE_HEADING) -> str:
+    """The trajectory's text for the judge prompt under ``heading``: each span neutralised and in
+    its own tags carrying ``nonce`` (the one the final response's tags carry)."""
     items: list[dict[str, object]] = []
     for item in fitted.items:
         if isinstance(item, Elided):
@@ -295,4 +298,5 @@ def render_trace(fitted: FittedTrace, nonce: str) -> str:
         total=fitted.total_steps,
         calls=fitted.calls,
         nonce=nonce,
+        heading=heading,
     )

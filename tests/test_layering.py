@@ -25,7 +25,7 @@ ADAPTER_FLOORS = [
     ["adapter.config"],
     ["adapter.observability"],
     ["adapter.dispatch", "adapter.pipeline"],
-    ["adapter.groups", "adapter.rubrics", "adapter.metrics_dict"],
+    ["adapter.groups", "adapter.rubrics", "adapter.process", "adapter.metrics_dict"],
     ["adapter.reward"],
     ["adapter.ensemble"],
     ["adapter.escalation"],

@@ -195,10 +195,12 @@ class JudgeGroupRequest(BaseModel):
 
 
 class ResponseMetadata(BaseModel):
-    """How a reward was produced: seconds spent, and why the judge did not answer (if so)."""
+    """How a reward was produced: seconds spent, why the judge did not answer (if so), and an
+    agent trajectory's per-turn scores under ``process:`` (else null)."""
 
     latency: float
     reason: str | None = None
+    step_scores: list[float | None] | None = None
 
 
 class JudgeResponse(BaseModel):
@@ -220,7 +222,9 @@ class JudgeResponse(BaseModel):
             explanation=result["explanation"],
             detailed_scores=result["detailed_scores"],
             source=result["source"],
-            metadata=ResponseMetadata(latency=result["latency_ms"] / 1000, reason=result["reason"]),
+            metadata=ResponseMetadata(
+                latency=result["latency_ms"] / 1000, reason=result["reason"], step_scores=result["step_scores"]
+            ),
         )
 
 

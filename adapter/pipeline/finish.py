@@ -26,7 +26,7 @@ from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.pipeline.calibration import CalibrationFile, calibrate, load_calibration_file
 from adapter.pipeline.inputs import InvalidInput
-from adapter.result import GroupComparison, RewardResult, Source
+from adapter.result import GroupComparison, ProcessMix, RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["INVALID_REWARD", "ResultDetails", "RewardFinisher", "reward_problem"]
@@ -55,6 +55,7 @@ class ResultDetails(TypedDict, total=False):
     judge_score: float | None
     calibration: str | None
     comparisons: list[GroupComparison] | None
+    step_scores: list[float | None] | None
 
 
 class RewardFinisher:
@@ -92,11 +93,16 @@ class RewardFinisher:
         return result
 
     def from_verdict(
-        self, request: JudgeRequest, started: float, verdict: Verdict, source: Source
+        self, request: JudgeRequest, started: float, verdict: Verdict, source: Source, process: ProcessMix | None = None
     ) -> RewardResult:
+        """The reward of the judge's ``verdict`` (calibrated), mixed with an agent's per-turn
+        scores when ``process`` holds them."""
         probability, fitted, applied = self._fitted(verdict.score, request.answer_type)
         reward, shrunk = calibrate(probability, verdict.confidence, self.config.calibration)
-        notes = "; ".join(note for note in (fitted, shrunk) if note)
+        steps = None
+        if process is not None:
+            reward, steps = process.mixed(reward), process.explanation
+        notes = "; ".join(note for note in (fitted, shrunk, steps) if note)
         return self.finish(
             request,
             started,
@@ -110,6 +116,7 @@ class RewardFinisher:
             judge_score=verdict.score,
             calibration=applied,
             score=verdict.score,
+            step_scores=None if process is None else process.scores,
         )
 
     def _fitted(self, score: float, answer_type: str | None) -> tuple[float, str | None, str | None]:

@@ -5,7 +5,9 @@ is a string match (5 when the reference answer appears in the graded response, e
 which is enough to check ordering, caching and fallback. When the prompt shows an agent's
 steps with tool results (``<tool-result-NONCE>`` tags, judge_vllm/trajectory.py), the answer
 must also appear in the last tool result shown: a final answer the tools never produced (a
-tool that failed, a number copied wrong) scores 1, as a judge reading the trace would score it. Each request's fate comes from
+tool that failed, a number copied wrong) scores 1, as a judge reading the trace would score it. A
+judgment of one agent turn (profile ``step``) scores 5 unless the last tool result shown says
+"error". Each request's fate comes from
 a ``FaultPlan``: a fixed script of actions first, then random rates.
 
 Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
@@ -42,6 +44,7 @@ __all__ = ["Action", "FakeJudgeServer", "FaultPlan"]
 
 Action = Literal["ok", "error", "reject", "hang", "garbage", "length", "drop", "busy"]
 
+_STEP_JUDGED = "THE STEP TO JUDGE:"
 _REFERENCE = re.compile(r"REFERENCE ANSWER:\n(.*?)\n\n", re.S)
 _QUESTION = re.compile(r"QUESTION:\n(.*?)\n\nREFERENCE ANSWER:", re.S)
 _RESPONSE = re.compile(r"<response-([0-9a-z]+)>\n(.*)\n</response-\1>", re.S)
@@ -87,6 +90,9 @@ def _tokens(text: str) -> list[int]:
 
 def _fake_score(messages: list[dict[str, Any]]) -> int:
     user = messages[-1]["content"] if messages else ""
+    if _STEP_JUDGED in user:  # one agent turn (profile step): it worked unless its tool said error
+        results = _TOOL_RESULT.findall(user)
+        return 1 if results and "error" in results[-1][1].lower() else 5
     ref = _REFERENCE.search(user)
     resp = _RESPONSE.search(user)
     reference = ref.group(1).strip() if ref else ""

@@ -1,0 +1,50 @@
+"""The turns of one agent trajectory judged in one batch, by profile ``step``, through the one seam.
+
+Each turn is a ``JudgeRequest`` carrying the trajectory up to the end of that turn's results and,
+in its completion slot, which steps to judge (``steps 3-4``): the judge's own wording, never the
+policy's. Only the last ``max_steps`` turns are judged (one judgment each).
+"""
+
+from __future__ import annotations
+
+from adapter.dispatch.judgments import PartJudge
+from adapter.process.steps import StepScores, agent_turns, combine_steps
+from adapter.settings import ProcessSettings
+from judge_vllm.errors import JudgeError
+from judge_vllm.schemas import JudgeRequest
+
+__all__ = ["STEP_PROFILE", "ProcessJudge"]
+
+STEP_PROFILE = "step"
+
+
+class ProcessJudge:
+    """Scores the turns of a trajectory and combines them (``combine_steps``)."""
+
+    def __init__(self, judge: PartJudge, settings: ProcessSettings) -> None:
+        self.judge = judge
+        self.settings = settings
+
+    def asks(self, request: JudgeRequest) -> bool:
+        """Whether ``request`` has turns to judge: a trajectory shown to the judge, with a turn."""
+        return request.trajectory is not None and bool(agent_turns(request.trajectory))
+
+    async def score(self, request: JudgeRequest, deadline: float) -> StepScores:
+        """Each of the last ``max_steps`` turns judged by ``deadline`` (monotonic), combined."""
+        assert request.trajectory is not None  # callers ask ``asks`` first
+        trajectory = request.trajectory
+        turns = agent_turns(trajectory)[-self.settings.max_steps :]
+        asked = [
+            JudgeRequest(
+                prompt=request.prompt,
+                answer=request.answer,
+                answer_type=request.answer_type,
+                completion=turn.name,
+                trajectory=trajectory.model_copy(update={"steps": trajectory.steps[: turn.end]}),
+                profile=STEP_PROFILE,
+            )
+            for turn in turns
+        ]
+        judged = await self.judge(asked, deadline)
+        scores = [None if isinstance(j.outcome, JudgeError) else j.outcome.score for j in judged]
+        return combine_steps(turns, scores, self.settings)
