@@ -15,8 +15,10 @@ from pydantic import (
     Field,
     JsonValue,
     SecretStr,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -196,11 +198,19 @@ class JudgeGroupRequest(BaseModel):
 
 class ResponseMetadata(BaseModel):
     """How a reward was produced: seconds spent, why the judge did not answer (if so), and an
-    agent trajectory's per-turn scores under ``process:`` (else null)."""
+    agent trajectory's per-turn scores under ``process:`` (else absent)."""
 
     latency: float
     reason: str | None = None
     step_scores: list[float | None] | None = None
+
+    @model_serializer(mode="wrap")
+    def _step_scores_when_judged(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """``step_scores`` only in replies that have them: every other reply keeps the seed's shape."""
+        data: dict[str, object] = handler(self)
+        if data.get("step_scores") is None:
+            data.pop("step_scores", None)
+        return data
 
 
 class JudgeResponse(BaseModel):
