@@ -202,14 +202,14 @@ class Calibrated(NamedTuple):
 class JudgeCalibration:
     """One judge's calibration, as its reward config sets it: the ``calibration_file`` curve for the
     request's answer type, then the ``calibration`` confidence shrink. ``model`` names the judge
-    now (the file is refused for another model)."""
+    now (the file is refused for another model: at load when it is known then, else per reward)."""
 
     def __init__(self, config: RewardConfig, model: Callable[[], str | None]) -> None:
         self._profile, self._mode = config.profile, config.mode
         self._shrink = config.calibration
         self._model = model
         self.file: CalibrationFile | None = (
-            load_calibration_file(config.calibration_file, config.model, config.profile, config.mode)
+            load_calibration_file(config.calibration_file, model(), config.profile, config.mode)
             if config.calibration_file is not None
             else None
         )

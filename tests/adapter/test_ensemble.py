@@ -5,6 +5,7 @@ import pytest
 
 from adapter import JudgeRewardSystem, create_judge_reward
 from adapter.ensemble import MultiJudge, none_answered
+from adapter.pipeline.calibration import CalibrationCurve, CalibrationFile
 from judge_vllm.errors import (
     CircuitOpenError,
     JudgeError,
@@ -96,3 +97,20 @@ def test_none_answered_is_the_members_kind_when_they_agree_else_a_server_fault_i
     error = none_answered(errors)
     assert type(error) is kind
     assert str(error).startswith(f"none of {len(errors)} judges answered: ")
+
+
+@pytest.mark.parametrize("fitted_for", ["mean of [fake-judge, fake-judge]", "fake-judge"])
+def test_an_ensemble_calibrates_its_aggregate_once_with_a_file_fitted_for_the_ensemble(
+    fake_judge, tmp_path, fitted_for
+):
+    curve = CalibrationCurve(method="isotonic", rows=9, threshold=0.5, knots=[(0.0, 0.1), (1.0, 0.8)])
+    path = tmp_path / "calib.json"
+    path.write_text(CalibrationFile(model=fitted_for, profile="binary", mode="fast", curves={"*": curve}).model_dump_json())
+    urls = [fake_judge.url, fake_judge.url.replace("127.0.0.1", "localhost")]
+    with MultiJudge(_config(urls, tmp_path, calibration_file=str(path))) as ensemble:
+        result = ensemble.reward(QUESTION, "It is 4.", "4")
+    assert result["judge_score"] == 1.0 and set(result["judge_scores"].values()) == {1.0}
+    if fitted_for == "fake-judge":  # one judge's file: not the ensemble's
+        assert result["reward"] == 1.0 and "not calibrated: calibration_file fitted for model 'fake-judge'" in result["explanation"]
+    else:
+        assert result["reward"] == 0.8 and result["explanation"].count("calibrated 1.00 -> 0.80") == 1
