@@ -80,15 +80,12 @@ class EnsembleBackend(JudgeBackend):
     def known_model(self) -> str | None:
         """The aggregate and every member's model, once all are known: the ensemble's verdicts are
         cached under it."""
-        models = [member.known_model for member in self.members.values()]
-        if None in models:
-            return None
-        return f"{self.aggregate} of [{', '.join(m for m in models if m)}]"
+        known = [m for member in self.members.values() if (m := member.known_model) is not None]
+        return self._name(known) if len(known) == len(self.members) else None
 
     async def model_name(self) -> str:
         """Every member's model, asked of its server if need be (fails when one cannot say)."""
-        names = await asyncio.gather(*(member.model_name() for member in self.members.values()))
-        return self.known_model or f"{self.aggregate} of [{', '.join(names)}]"
+        return self._name(list(await asyncio.gather(*(member.model_name() for member in self.members.values()))))
 
     def endpoint(self, items: int) -> str:
         """Where a call goes, for logs: every member."""
@@ -166,6 +163,9 @@ class EnsembleBackend(JudgeBackend):
                     first_errors.setdefault(i, outcome)
             pending = [i for i in pending if outcomes[i] is None]
         return [first_errors[i] if o is None else o for i, o in enumerate(outcomes)]
+
+    def _name(self, models: list[str]) -> str:
+        return f"{self.aggregate} of [{', '.join(models)}]"
 
     def _check_same_model(self) -> None:
         """Warn once when every member serves the same model: that is a pool, not an ensemble."""

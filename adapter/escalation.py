@@ -59,18 +59,12 @@ class EscalationBackend(JudgeBackend):
         """Both judges' models, their calibrations and the band, once both are known: the
         escalation's verdicts are cached under it."""
         first, second = self.first.known_model, self.second.known_model
-        if first is None or second is None:
-            return None
-        low, high = self.band
-        return (
-            f"{_named(first, self.first_calibration)} escalating [{low:g}, {high:g}] "
-            f"to {_named(second, self.second_calibration)}"
-        )
+        return None if first is None or second is None else self._name(first, second)
 
     async def model_name(self) -> str:
         """Both judges' models, asked of their servers if need be (fails when one cannot say)."""
-        await asyncio.gather(self.first.model_name(), self.second.model_name())
-        return self.known_model or "escalation"
+        first, second = await asyncio.gather(self.first.model_name(), self.second.model_name())
+        return self._name(first, second)
 
     def endpoint(self, items: int) -> str:
         """Where a call goes, for logs: the first judge (the second only where it is unsure)."""
@@ -129,6 +123,13 @@ class EscalationBackend(JudgeBackend):
     def _in_band(self, reward: float) -> bool:
         low, high = self.band
         return low <= reward <= high
+
+    def _name(self, first: str, second: str) -> str:
+        low, high = self.band
+        return (
+            f"{_named(first, self.first_calibration)} escalating [{low:g}, {high:g}] "
+            f"to {_named(second, self.second_calibration)}"
+        )
 
     async def _second(self, requests: list[JudgeRequest], budget_s: float) -> list[Outcome]:
         try:
