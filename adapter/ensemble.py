@@ -85,7 +85,9 @@ class EnsembleBackend(JudgeBackend):
 
     async def model_name(self) -> str:
         """Every member's model, asked of its server if need be (fails when one cannot say)."""
-        return self._name(list(await asyncio.gather(*(member.model_name() for member in self.members.values()))))
+        return self._name(
+            list(await asyncio.gather(*(member.model_name() for member in self.members.values())))
+        )
 
     def endpoint(self, items: int) -> str:
         """Where a call goes, for logs: every member."""

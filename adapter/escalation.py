@@ -95,7 +95,9 @@ class EscalationBackend(JudgeBackend):
             elif isinstance(outcome, JudgeError):
                 outcomes.append(type(outcome)(f"first judge: {outcome}"))
             else:
-                calibrated = self.first_calibration.apply(outcome.score, outcome.confidence, request.answer_type)
+                calibrated = self.first_calibration.apply(
+                    outcome.score, outcome.confidence, request.answer_type
+                )
                 first = Verdict(score=calibrated.reward, explanation=calibrated.explained(outcome.explanation),
                                 judge_scores={"first": calibrated.reward, "second": None})  # fmt: skip
                 outcomes.append(first)

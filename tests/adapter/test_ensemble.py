@@ -25,7 +25,13 @@ def down():
 
 
 def _config(urls, tmp_path, **extra):
-    return {"judge_urls": urls, "cache_dir": str(tmp_path / "c"), "max_retries": 0, "batch_wait": 0.0, **extra}
+    return {
+        "judge_urls": urls,
+        "cache_dir": str(tmp_path / "c"),
+        "max_retries": 0,
+        "batch_wait": 0.0,
+        **extra,
+    }
 
 
 def test_a_member_that_is_down_opens_only_its_own_breaker_and_the_ensemble_answers_from_the_other(
@@ -105,12 +111,19 @@ def test_an_ensemble_calibrates_its_aggregate_once_with_a_file_fitted_for_the_en
 ):
     curve = CalibrationCurve(method="isotonic", rows=9, threshold=0.5, knots=[(0.0, 0.1), (1.0, 0.8)])
     path = tmp_path / "calib.json"
-    path.write_text(CalibrationFile(model=fitted_for, profile="binary", mode="fast", curves={"*": curve}).model_dump_json())
+    path.write_text(
+        CalibrationFile(
+            model=fitted_for, profile="binary", mode="fast", curves={"*": curve}
+        ).model_dump_json()
+    )
     urls = [fake_judge.url, fake_judge.url.replace("127.0.0.1", "localhost")]
     with MultiJudge(_config(urls, tmp_path, calibration_file=str(path))) as ensemble:
         result = ensemble.reward(QUESTION, "It is 4.", "4")
     assert result["judge_score"] == 1.0 and set(result["judge_scores"].values()) == {1.0}
     if fitted_for == "fake-judge":  # one judge's file: not the ensemble's
-        assert result["reward"] == 1.0 and "not calibrated: calibration_file fitted for model 'fake-judge'" in result["explanation"]
+        assert (
+            result["reward"] == 1.0
+            and "not calibrated: calibration_file fitted for model 'fake-judge'" in result["explanation"]
+        )
     else:
         assert result["reward"] == 0.8 and result["explanation"].count("calibrated 1.00 -> 0.80") == 1
