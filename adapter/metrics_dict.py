@@ -1,8 +1,9 @@
 """What ``get_metrics()`` returns, key by key: a plain dict for trainers, typed here.
 
 Each part is typed where it is counted (``RewardCounters`` in ``observability.metrics``,
-``CanaryCounts``, ``BreakerSnapshot``, ``CacheStats``, ``JudgmentLogCounts``, ``ReplicaSnapshot``),
-in observability, dispatch and the cache: this module gathers them, above all three.
+``CanaryCounts``, ``BreakerSnapshot``, ``CacheStats``, ``JudgmentLogCounts``, ``ReplicaSnapshot``,
+``MemberSnapshot``), in observability, dispatch and the cache: this module gathers them, above
+all three.
 ``MetricsDict`` adds the reward system's live gauges to the counters, and the keys only some
 systems have.
 """
@@ -12,6 +13,7 @@ from typing_extensions import NotRequired
 
 from adapter.cache.verdict_cache import CacheStats
 from adapter.dispatch.breaker import BreakerSnapshot
+from adapter.dispatch.members import MemberSnapshot
 from adapter.dispatch.replicas import ReplicaSnapshot
 from adapter.observability.canary import CanaryCounts
 from adapter.observability.judgment_log import JudgmentLogCounts
@@ -24,7 +26,8 @@ class MetricsDict(RewardCounters):
     """``get_metrics()``: the counters and rates of every reward (``RewardCounters``), the canary
     probes, the queue, breaker, cache and judgment log, and the judge's model, mode and profile.
     ``failovers`` and ``replicas`` are there with ``judge_replicas``; ``judges`` with several
-    judges (``MultiJudge``: by URL; ``escalate_to``: ``first`` and ``second``, with ``escalations``)."""
+    judges, each member's own calls, model and breaker (``MultiJudge``: by URL; ``escalate_to``:
+    ``first`` and ``second``, with ``escalations``)."""
 
     canary: CanaryCounts
     current_queue_size: int
@@ -41,4 +44,4 @@ class MetricsDict(RewardCounters):
     failovers: NotRequired[int]
     replicas: NotRequired[dict[str, ReplicaSnapshot]]
     escalations: NotRequired[int]
-    judges: NotRequired[dict[str, "MetricsDict"]]
+    judges: NotRequired[dict[str, MemberSnapshot]]

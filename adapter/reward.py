@@ -39,6 +39,7 @@ from adapter.dispatch.breaker import BreakerState, CircuitBreaker
 from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
 from adapter.dispatch.judgments import Judged
 from adapter.dispatch.loop_thread import LoopThread
+from adapter.dispatch.members import server_backend
 from adapter.dispatch.replicas import ReplicaPool
 from adapter.fork_safety import reset_after_fork
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
@@ -69,7 +70,6 @@ from adapter.rubrics.criteria import VETO_NOT_JUDGED
 from adapter.rubrics.judge import RubricJudge, item_profile
 from adapter.settings import GroupSettings
 from judge_vllm.backend import JudgeBackend
-from judge_vllm.client import JudgeClient
 from judge_vllm.errors import (
     JudgeConfigError,
     JudgeError,
@@ -79,8 +79,16 @@ from judge_vllm.errors import (
 )
 from judge_vllm.profiles import JudgeProfile, load_profile
 from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.settings import JudgeClientConfig
 
-__all__ = ["BaseJudgeReward", "ConfigLike", "JudgeRewardSystem", "RewardItem"]
+__all__ = [
+    "BaseJudgeReward",
+    "ConfigLike",
+    "JudgeRewardSystem",
+    "RewardItem",
+    "judge_budget_s",
+    "judge_client_config",
+]
 
 logger = logging.getLogger("JudgeReward")
 T = TypeVar("T")
@@ -102,11 +110,25 @@ CLOSE_GRACE_S = 10.0
 GROUP_CALL_SHARE = 0.5
 
 
+def judge_budget_s(config: RewardConfig) -> float:
+    """The judge's part of ``reward_timeout``: ``judge_timeout``, less a reserve for the rule fallback."""
+    reserve = min(config.rules.symbolic_timeout + FALLBACK_MARGIN_S, config.reward_timeout / 2)
+    return min(config.judge_timeout, config.reward_timeout - reserve)
+
+
+def judge_client_config(config: RewardConfig, budget_s: float) -> JudgeClientConfig:
+    """The judge client's settings for ``config``, its calls (and each attempt) within ``budget_s``."""
+    judge_s = min(config.judge_timeout, budget_s)
+    return config.client_config().model_copy(
+        update={"judge_timeout": judge_s, "request_timeout": min(config.attempt_timeout_s, judge_s)}
+    )
+
+
 class BaseJudgeReward:
     """The judge reward. ``backend`` replaces the judge server with any ``JudgeBackend``
     (judge_vllm/backend.py): everything else (pre-checks, cache, batching, breaker, fallback)
-    stays. ``_request_judge`` is the hook for judges built from other reward systems
-    (``MultiJudge``, ``EscalatingJudge``)."""
+    stays. ``MultiJudge`` and ``EscalatingJudge`` are such backends over several judges.
+    ``_request_judge`` is the hook for custom logic around the judge call."""
 
     def __init__(self, config: ConfigLike = None, *, backend: JudgeBackend | None = None) -> None:
         if backend is not None and not isinstance(backend, JudgeBackend):
@@ -126,15 +148,11 @@ class BaseJudgeReward:
         self._cache = (
             VerdictCache(self.config.cache_path, self.config.cache_size) if self.config.use_cache else None
         )
-        reserve = min(self.config.rules.symbolic_timeout + FALLBACK_MARGIN_S, self.config.reward_timeout / 2)
-        self._judge_budget_s = min(self.config.judge_timeout, self.config.reward_timeout - reserve)
+        self._judge_budget_s = judge_budget_s(self.config)
         # The cascade's rules run inside the judge's budget: a share of it, never all of it.
         cascade_math_s = min(self.config.rules.symbolic_timeout, self._judge_budget_s * CASCADE_RULE_SHARE)
         self._cascade_rules = self.config.rules.model_copy(update={"symbolic_timeout": cascade_math_s})
-        attempt = min(self.config.attempt_timeout_s, self._judge_budget_s)
-        self._client_config = self.config.client_config().model_copy(
-            update={"judge_timeout": self._judge_budget_s, "request_timeout": attempt}
-        )
+        self._client_config = judge_client_config(self.config, self._judge_budget_s)
         self._profile = self._client_config.judge_profile()
         self._verdict_strings = verdict_strings(self._profile)
         self._dispatcher: JudgeDispatcher | None = None
@@ -639,13 +657,6 @@ class BaseJudgeReward:
         dispatcher = await self._ensure_started()
         return list(await asyncio.gather(*(self._judge_part(dispatcher, r, deadline) for r in requests)))
 
-    async def _member_judgment(self, request: JudgeRequest) -> Judged:
-        """One judgment asked of this system as an ensemble's or an escalation's judge: typed, on
-        its own loop thread, within its judge budget."""
-        deadline = time.monotonic() + self._judge_budget_s
-        (judged,) = await self._on_loop(self._judge_parts([request], deadline))
-        return judged
-
     async def _judge_part(
         self, dispatcher: JudgeDispatcher, request: JudgeRequest, deadline: float, key: str | None = None
     ) -> Judged:
@@ -683,7 +694,7 @@ class BaseJudgeReward:
                     self._breaker,
                     self.metrics,
                     self._request_judge,
-                    self._cache.set if self._cache is not None else None,
+                    self._store if self._cache is not None else None,
                 )
                 if self.config.canary_interval is not None:
                     self._canary_task = asyncio.get_running_loop().create_task(self._canary_loop())
@@ -693,10 +704,7 @@ class BaseJudgeReward:
         """The backend given, else one judge server's client, or the pool over ``judge_replicas``."""
         if self._backend is not None:
             return self._backend
-        if not self.config.judge_replicas:
-            return JudgeClient(self._client_config)
-        threshold, pause = self.config.circuit_breaker_threshold, self.config.circuit_breaker_cooldown
-        return ReplicaPool(self._client_config, self.config.judge_replicas, threshold, pause)
+        return server_backend(self.config, self._client_config)
 
     async def _discovered_cache_key(self, client: JudgeBackend, request: JudgeRequest) -> str | None:
         """The cache key once the served model is known (asked of the server once, bounded); a
@@ -748,9 +756,19 @@ class BaseJudgeReward:
     # -- results -------------------------------------------------------------------------
 
     def _known_model(self) -> str | None:
-        if self._dispatcher is not None and self._dispatcher.client.known_model is not None:
-            return self._dispatcher.client.known_model
+        client = self._dispatcher.client if self._dispatcher is not None else self._backend
+        if client is not None and client.known_model is not None:
+            return client.known_model
         return self.config.model
+
+    def _store(self, key: str, verdict: Verdict) -> None:
+        if self._cache is not None and self._cacheable(verdict):
+            self._cache.set(key, verdict)
+
+    def _cacheable(self, verdict: Verdict) -> bool:
+        """Whether the judge's verdict may be cached: an ensemble's or an escalation's that a member
+        judge could not complete may not (asked again, it may hear them all)."""
+        return True
 
     def _cache_key(self, request: JudgeRequest) -> str | None:
         model = self._known_model()

@@ -10,14 +10,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 
 from typing_extensions import TypedDict
 
 from adapter.fork_safety import reset_after_fork
+from judge_vllm.errors import JudgeError
 
-__all__ = ["BreakerSnapshot", "BreakerState", "CircuitBreaker"]
+__all__ = ["BreakerSnapshot", "BreakerState", "CircuitBreaker", "call_failed"]
 
 logger = logging.getLogger("JudgeReward")
 
@@ -28,6 +29,12 @@ class BreakerState(str, Enum):
     CLOSED = "closed"
     OPEN = "open"
     HALF_OPEN = "half_open"
+
+
+def call_failed(outcomes: Sequence[object]) -> bool:
+    """Whether a judge call counts as a failure: every outcome is an error of the server's making
+    (a reply that does not parse, or a 4xx, proves the server is up)."""
+    return bool(outcomes) and all(isinstance(o, JudgeError) and o.server_fault for o in outcomes)
 
 
 class BreakerSnapshot(TypedDict):

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from adapter.config import RewardConfig
 from adapter.dispatch.batching import BatchResult, MicroBatcher, Outcome
-from adapter.dispatch.breaker import BreakerState, CircuitBreaker
+from adapter.dispatch.breaker import BreakerState, CircuitBreaker, call_failed
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.tracing import JudgeCallTracer
 from judge_vllm.backend import JudgeBackend
@@ -194,7 +194,7 @@ class JudgeDispatcher:
                 outcomes = [broken] * len(requests)
             errors = [o for o in outcomes if isinstance(o, JudgeError)]
             self._tracer.finish(span, len(requests), errors, (time.perf_counter() - started) * 1000)
-        if errors and len(errors) == len(outcomes) and all(e.server_fault for e in errors):
+        if call_failed(outcomes):
             outcomes = [errors[0]] * len(outcomes)
             self._breaker.record_failure()
             result = f"failed ({type(errors[0]).__name__}: {errors[0]})"

@@ -19,19 +19,23 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from adapter.config import RewardConfig
 from adapter.settings import ConfidenceCalibration
 from judge_vllm.errors import JudgeConfigError
 
 __all__ = [
     "ANY_ANSWER_TYPE",
     "MAX_CALIBRATION_FILE_BYTES",
+    "Calibrated",
     "CalibrationCurve",
     "CalibrationFile",
+    "JudgeCalibration",
     "calibrate",
     "load_calibration_file",
 ]
@@ -180,3 +184,66 @@ def load_calibration_file(path: Path, model: str | None, profile: str, mode: str
             f"calibration_file {str(path)!r} was {refusal}; fit one for this judge with judge-eval --calibrate"
         )
     return calibration
+
+
+class Calibrated(NamedTuple):
+    """A judge's score as a reward: ``reward``, ``notes`` saying what was done (None when nothing
+    was), and ``applied``, the calibration file's identity when its curve was used."""
+
+    reward: float
+    notes: str | None
+    applied: str | None
+
+    def explained(self, explanation: str) -> str:
+        """The verdict's explanation with the notes after it."""
+        return f"{explanation} ({self.notes})" if self.notes else explanation
+
+
+class JudgeCalibration:
+    """One judge's calibration, as its reward config sets it: the ``calibration_file`` curve for the
+    request's answer type, then the ``calibration`` confidence shrink. ``model`` names the judge
+    now (the file is refused for another model: at load when it is known then, else per reward)."""
+
+    def __init__(self, config: RewardConfig, model: Callable[[], str | None]) -> None:
+        self._profile, self._mode = config.profile, config.mode
+        self._shrink = config.calibration
+        self._model = model
+        self.file: CalibrationFile | None = (
+            load_calibration_file(config.calibration_file, model(), config.profile, config.mode)
+            if config.calibration_file is not None
+            else None
+        )
+
+    @property
+    def fingerprint(self) -> str | None:
+        """What this calibration does, in short (None when it does nothing): a verdict cached after
+        it must not be found under another."""
+        parts = [f"calibration {self.file.identity}"] if self.file is not None else []
+        if self._shrink is not None:
+            parts.append(f"x{self._shrink.factor:g} below confidence {self._shrink.threshold:g}")
+        return ", ".join(parts) or None
+
+    def apply(self, score: float, confidence: float | None, answer_type: str | None) -> Calibrated:
+        """The reward for the judge's ``score``: the file's P(correct), then the shrink."""
+        probability, fitted, applied = self._fitted(score, answer_type)
+        reward, shrunk = calibrate(probability, confidence, self._shrink)
+        return Calibrated(reward, "; ".join(note for note in (fitted, shrunk) if note) or None, applied)
+
+    def _fitted(self, score: float, answer_type: str | None) -> tuple[float, str | None, str | None]:
+        """The file's P(correct) for ``score``, a note, and the file's identity (``score``
+        unchanged, with the reason, when the file does not apply)."""
+        calibration = self.file
+        if calibration is None:
+            return score, None, None
+        refusal = calibration.refusal(self._model(), self._profile, self._mode)
+        if refusal:
+            return score, f"not calibrated: calibration_file {refusal}", None
+        curve = calibration.curve(answer_type)
+        if curve is None:
+            return score, f"not calibrated: no curve for answer_type {answer_type}", None
+        probability = curve.probability(score)
+        return (
+            probability,
+            f"calibrated {score:.2f} -> {probability:.2f} ({calibration.identity})",
+            calibration.identity,
+        )

@@ -24,7 +24,7 @@ from typing_extensions import TypedDict, Unpack
 from adapter.config import RewardConfig
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
-from adapter.pipeline.calibration import CalibrationFile, calibrate, load_calibration_file
+from adapter.pipeline.calibration import JudgeCalibration
 from adapter.pipeline.inputs import InvalidInput
 from adapter.result import GroupComparison, ProcessMix, RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -71,13 +71,8 @@ class RewardFinisher:
         self.config = config
         self.metrics = metrics
         self.judgment_log = judgment_log
-        self._model = model
         self._invalid_rewards = itertools.count(1)
-        self._calibration: CalibrationFile | None = (
-            load_calibration_file(config.calibration_file, config.model, config.profile, config.mode)
-            if config.calibration_file is not None
-            else None
-        )
+        self.calibration = JudgeCalibration(config, model)
 
     def invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
@@ -97,12 +92,11 @@ class RewardFinisher:
     ) -> RewardResult:
         """The reward of the judge's ``verdict`` (calibrated), mixed with an agent's per-turn
         scores when ``process`` holds them."""
-        probability, fitted, applied = self._fitted(verdict.score, request.answer_type)
-        reward, shrunk = calibrate(probability, verdict.confidence, self.config.calibration)
-        steps = None
+        calibrated = self.calibration.apply(verdict.score, verdict.confidence, request.answer_type)
+        reward, steps = calibrated.reward, None
         if process is not None:
             reward, steps = process.mixed(reward), process.explanation
-        notes = "; ".join(note for note in (fitted, shrunk, steps) if note)
+        notes = "; ".join(note for note in (calibrated.notes, steps) if note)
         return self.finish(
             request,
             started,
@@ -114,28 +108,9 @@ class RewardFinisher:
             judge_scores=verdict.judge_scores,
             label=verdict.label,
             judge_score=verdict.score,
-            calibration=applied,
+            calibration=calibrated.applied,
             score=verdict.score,
             step_scores=None if process is None else process.scores,
-        )
-
-    def _fitted(self, score: float, answer_type: str | None) -> tuple[float, str | None, str | None]:
-        """The ``calibration_file``'s P(correct) for ``score``, a note, and the file's identity
-        (``score`` unchanged, with the reason, when the file does not apply)."""
-        calibration = self._calibration
-        if calibration is None:
-            return score, None, None
-        refusal = calibration.refusal(self._model(), self.config.profile, self.config.mode)
-        if refusal:
-            return score, f"not calibrated: calibration_file {refusal}", None
-        curve = calibration.curve(answer_type)
-        if curve is None:
-            return score, f"not calibrated: no curve for answer_type {answer_type}", None
-        probability = curve.probability(score)
-        return (
-            probability,
-            f"calibrated {score:.2f} -> {probability:.2f} ({calibration.identity})",
-            calibration.identity,
         )
 
     def finish(

@@ -42,6 +42,27 @@ def test_an_item_a_group_and_a_rubric_item_run_on_one_loop_thread_and_one_cache_
     assert metrics["judged_items"] == 1 + comparisons + len(CRITERIA)  # every judgment, in one place
 
 
+@pytest.mark.parametrize("kind", ["ensemble", "escalation"])
+def test_an_ensemble_or_an_escalation_runs_one_loop_thread_and_one_cache_writer(fake_judge, tmp_path, kind):
+    """Their judges are backends of one reward system, not reward systems of their own."""
+    from adapter import create_judge_reward
+
+    other = fake_judge.url.replace("127.0.0.1", "localhost")
+    extra = (
+        {"judge_urls": [fake_judge.url, other]}
+        if kind == "ensemble"
+        else {"escalation_band": [0.0, 1.0], "escalate_to": {"judge_url": other, "cache_dir": str(tmp_path / "2")}}
+    )
+    loops, writers = _named("judge-reward-loop"), _named("verdict-cache-writer")
+    with create_judge_reward(_config(fake_judge.url, tmp_path, **extra)) as judge:
+        item, group, rubric = _score_all_three(judge)
+        assert (_named("judge-reward-loop") - loops, _named("verdict-cache-writer") - writers) == (1, 1)
+        metrics = judge.get_metrics()
+    assert item["source"] == "judge" and {r["source"] for r in group} == {"judge"} and rubric["source"] == "judge"
+    assert len(item["judge_scores"]) == 2 and set(metrics["judges"]) == set(item["judge_scores"])
+    assert (_named("judge-reward-loop"), _named("verdict-cache-writer")) == (loops, writers)  # closed
+
+
 def test_the_judgments_of_a_group_and_a_rubric_are_cached_like_single_rewards(fake_judge, tmp_path):
     with JudgeRewardSystem(_config(fake_judge.url, tmp_path)) as rs:
         first = _score_all_three(rs)

@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import adapter.observability.metrics_endpoint
 from adapter import JudgeRewardSystem, create_judge_reward
+from adapter.dispatch.members import JudgeMember
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.testing.ports import free_port
 
@@ -152,7 +153,8 @@ def test_an_ensemble_serves_once_not_once_per_member(fake_judge, tmp_path):
     }
     with create_judge_reward(config) as ensemble:
         samples = _scrape(ensemble.metrics_endpoint.url)
-        assert all(member.metrics_endpoint is None for member in ensemble.judges.values())
+        # The members are judges of one reward system, not reward systems: nothing of theirs serves.
+        assert all(isinstance(member, JudgeMember) for member in ensemble.judges.values())
     assert {dict(labels)["reward"] for _, labels in samples} == {"judge"}
 
 
