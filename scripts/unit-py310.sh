@@ -3,7 +3,8 @@
 # environment (.venv310; JUDGE_VLLM_VENV310=path for another). The interpreter: $PYTHON310, else
 # python3.10 on the PATH, else pyenv's. Left out, because they need torch or a trainer framework,
 # which this environment does not install (the main tier runs them): the TRL, verl and OpenRLHF
-# integration modules and the docs lines that start a verl or OpenRLHF run.
+# integration modules (and the trajectory tests that run verl's and OpenRLHF's code) and the docs lines
+# that start a verl or OpenRLHF run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${JUDGE_VLLM_VENV310:-.venv310}"
@@ -34,6 +35,7 @@ echo "unit-py310: $("$VENV/bin/python" --version) in $VENV"
 "$VENV/bin/python" -m pytest -m "not e2e and not slow" -n 2 -q -p no:cacheprovider \
   --ignore=tests/adapter/integrations/test_trl.py --ignore=tests/adapter/integrations/test_verl.py \
   --ignore=tests/adapter/integrations/test_openrlhf.py --ignore=tests/adapter/integrations/test_openrlhf_client.py \
+  --ignore=tests/adapter/trajectories/test_verl.py --ignore=tests/adapter/trajectories/test_openrlhf.py \
   --ignore=tests/e2e -k "not (main_ppo or train_ppo_ray)"
 rc=$?
 if [ "$rc" -eq 5 ]; then
