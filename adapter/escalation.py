@@ -31,6 +31,7 @@ from adapter.metrics_dict import MetricsDict
 from adapter.pipeline.calibration import JudgeCalibration
 from adapter.reward import BaseJudgeReward, judge_budget_s, judge_client_config
 from judge_vllm.backend import JudgeBackend, Outcome
+from judge_vllm.budget import latest_judge_by
 from judge_vllm.errors import JudgeError, JudgeTimeoutError
 from judge_vllm.schemas import JudgeRequest, Verdict
 
@@ -84,7 +85,8 @@ class EscalationBackend(JudgeBackend):
 
     async def judge_many(self, requests: list[JudgeRequest]) -> list[Outcome]:
         """The first judge on every request (one call); the second on the main judgments whose
-        first reward is in the band (one call), within what is left of the judge budget."""
+        first reward is in the band (one call), within what is left of their budget (the judge
+        budget from now for requests that carry none)."""
         started = time.monotonic()
         firsts = await self.first.judge_many(requests)
         outcomes: list[Outcome] = []
@@ -105,8 +107,9 @@ class EscalationBackend(JudgeBackend):
                     unsure[i] = first
         if unsure:
             self.escalations += len(unsure)
-            left_s = max(self._budget_s - (time.monotonic() - started), MIN_SECOND_S)
-            seconds = await self._second([requests[i] for i in unsure], left_s)
+            escalated = [requests[i] for i in unsure]
+            judge_by = latest_judge_by([r.budget for r in escalated]) or started + self._budget_s
+            seconds = await self._second(escalated, max(judge_by - time.monotonic(), MIN_SECOND_S))
             for (i, first), second in zip(unsure.items(), seconds, strict=True):
                 outcomes[i] = self._escalated(first, second, requests[i].answer_type)
         return outcomes

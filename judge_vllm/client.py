@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from judge_prompts import JudgePrompt, clip_middle
+from judge_vllm.budget import latest_judge_by
 from judge_vllm.context import cut_tokens, fit_trace, join_cut, might_overflow
 from judge_vllm.contract import json_verdict, label_verdict, ranking_verdict, verdict_schema
 from judge_vllm.errors import (
@@ -364,17 +365,21 @@ class JudgeClient:
                 "" if self._tokenize_supported else " (it has no /tokenize)",
             )
 
-    async def _complete(self, path: str, body: dict[str, Any]) -> list[JudgeReply]:
-        """POST a (chat) completion body and return the reply's choices."""
-        reply = await self._post(path, body)
+    async def _complete(
+        self, path: str, body: dict[str, Any], requests: list[JudgeRequest]
+    ) -> list[JudgeReply]:
+        """POST a (chat) completion body for ``requests`` and return the reply's choices; the call
+        ends by the last of their budgets' ``judge_by`` (``judge_vllm/budget.py``)."""
+        reply = await self._post(path, body, latest_judge_by([r.budget for r in requests]))
         try:
             return parse_completion_reply(reply) if path == COMPLETIONS_PATH else parse_chat_reply(reply)
         except ValidationError as err:
             raise JudgeParseError(f"judge reply is not a completion: {err}") from err
 
-    async def _post(self, path: str, body: dict[str, Any]) -> bytes:
+    async def _post(self, path: str, body: dict[str, Any], judge_by: float | None = None) -> bytes:
         """POST JSON to ``path`` (under ``/v1`` unless it starts with the server root) with the
-        openai client; the reply's body, unparsed (an error status is raised as its error)."""
+        openai client, done by ``judge_by`` when given; the reply's body, unparsed (an error
+        status is raised as its error)."""
         url = path if path.startswith(self._root) else self._root + "/v1" + path
         content = json.dumps(body, ensure_ascii=False).encode()
 
@@ -383,17 +388,21 @@ class JudgeClient:
             reply = await self._openai.post(url, cast_to=httpx.Response, content=content, options=options)
             return reply.content
 
-        return await self._call(send)
+        return await self._call(send, judge_by)
 
-    async def _call(self, send: Callable[[float], Awaitable[T]]) -> T:
+    async def _call(self, send: Callable[[float], Awaitable[T]], judge_by: float | None = None) -> T:
         """Run one API call under the retry policy, errors mapped to the judge's tree. Each
-        attempt may take ``request_timeout``, and never past what is left of ``judge_timeout``."""
+        attempt may take ``request_timeout``, and never past what is left of ``judge_timeout``
+        or past ``judge_by`` (the latest budget of the requests it carries)."""
         import openai  # loaded by __init__
 
         started = time.monotonic()
-        async for attempt in retrying(self.config.max_retries, self.config.judge_timeout):
+        ends = started + self.config.judge_timeout
+        if judge_by is not None:
+            ends = min(ends, judge_by)
+        async for attempt in retrying(self.config.max_retries, ends - started):
             with attempt:
-                left = self.config.judge_timeout - (time.monotonic() - started)
+                left = ends - time.monotonic()
                 try:
                     return await send(max(min(self.config.attempt_timeout_s, left), MIN_ATTEMPT_S))
                 except (openai.OpenAIError, httpx.HTTPError) as err:
@@ -417,8 +426,10 @@ class JudgeClient:
         """Judge one request (raises a ``JudgeError`` on failure)."""
         asked = self._asking(request)
         label_ids = await self._label_token_ids(asked)
-        body = await self._body(asked, [await self._prompt(asked, request)], label_ids, len(request.responses))
-        choices = await self._complete(CHAT_PATH if asked.chat else COMPLETIONS_PATH, body)
+        body = await self._body(
+            asked, [await self._prompt(asked, request)], label_ids, len(request.responses)
+        )
+        choices = await self._complete(CHAT_PATH if asked.chat else COMPLETIONS_PATH, body, [request])
         if not choices:
             raise JudgeParseError("judge reply has no choices")
         return self._parse(asked, choices[0], request)
@@ -485,7 +496,8 @@ class JudgeClient:
         body = await self._body(asked, prompts, label_ids, len(requests[0].responses))  # type: ignore[arg-type]
         if asked.chat and len(prompts) == 1:
             body["messages"] = [body["messages"]]  # the batch endpoint takes a list of conversations
-        by_index = {choice.index: choice for choice in await self._complete(path, body)}
+        sent = [requests[i] for i in sendable]
+        by_index = {choice.index: choice for choice in await self._complete(path, body, sent)}
         for slot, i in enumerate(sendable):
             choice = by_index.get(slot)
             if choice is None:

@@ -9,6 +9,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, field_validator
 from typing_extensions import NotRequired, TypedDict
 
+from judge_vllm.budget import Budget
 from judge_vllm.errors import did_you_mean
 from judge_vllm.trajectory import Trajectory
 
@@ -130,6 +131,13 @@ class JudgeRequest(BaseModel):
         default=None,
         description="an agent's steps before its final reply (the completion): text, tool calls and "
         "results; None for a completion without tool use, or when the judge is shown the reply only",
+    )
+    budget: Budget | None = Field(
+        default=None,
+        exclude=True,
+        repr=False,
+        description="the time of the reward call this judgment is part of (judge_vllm/budget.py): "
+        "every layer bounds its work by it; not part of what is judged, never serialised",
     )
 
     @field_validator("prompt", "completion", "answer", mode="before")

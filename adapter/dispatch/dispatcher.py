@@ -1,11 +1,11 @@
 """The async dispatch of one request to the judge: single-flight, circuit breaker, deadline,
 micro-batcher. Runs on the reward system's loop thread; never raises.
 
-    outcome(request, key, deadline)
+    outcome(request, key)   by the request's budget (``request.budget.judge_by``)
       single-flight: identical in-flight requests share one task (a cancelled caller does
         not cancel it, so the others still get its result)
       circuit breaker: fail fast while the judge server is down
-      judge(request) under the deadline: the facade's ``_request_judge`` (default: ``batched``)
+      judge(request) under that deadline: the facade's ``_request_judge`` (default: ``batched``)
       batched(request): the micro-batcher; one ``JudgeClient.judge_many`` call per batch
 
 The breaker learns from judge calls, not items: a batch reports its own fate once (a failure
@@ -79,6 +79,7 @@ class JudgeDispatcher:
         self._metrics = metrics
         self._judge = judge
         self._store = store
+        self._judge_timeout_s = config.judge_timeout
         self._inflight: dict[str, asyncio.Task[Outcome]] = {}
         # Requests handed to the batcher, by id: None while their batch runs, then its result.
         self._batched: dict[int, BatchResult | None] = {}
@@ -91,12 +92,15 @@ class JudgeDispatcher:
             config.max_queue_size,
         )
 
-    async def outcome(self, request: JudgeRequest, key: str | None, deadline: float) -> Outcome:
-        """The judge's verdict for ``request`` by ``deadline`` (monotonic), or why there is none.
+    async def outcome(self, request: JudgeRequest, key: str | None) -> Outcome:
+        """The judge's verdict for ``request`` by its budget's ``judge_by`` (``judge_timeout``
+        from now for a request without a budget), or why there is none.
 
         ``key`` (the cache key) names identical requests: they share one judge call, and its
         verdict is stored under it.
         """
+        budget = request.budget
+        deadline = budget.judge_by if budget is not None else time.monotonic() + self._judge_timeout_s
         task = self._inflight.get(key) if key is not None else None
         if task is None:
             task = asyncio.ensure_future(self._judge_and_store(request, key, deadline))

@@ -1,8 +1,8 @@
 """The one seam for judgments a reward is made of: a rubric's criteria, a group's comparisons.
 
 Each is a ``JudgeRequest`` naming the profile it is asked by (``criterion``, ``pairwise``,
-``listwise``), sent with a deadline through the reward system's own cache and dispatcher: the
-same loop thread, single-flight, breaker, batches and metrics as a single reward. What comes
+``listwise``, ``step``) and carrying its call's ``Budget`` (``judge_vllm/budget.py``), sent
+through the reward system's own cache and dispatcher: the same loop thread, single-flight, breaker, batches and metrics as a single reward. What comes
 back stays typed: a ``Judged`` per request.
 """
 
@@ -28,6 +28,6 @@ class Judged:
 
 
 class PartJudge(Protocol):
-    """Judges requests by ``deadline`` (monotonic seconds): one ``Judged`` per request, in order."""
+    """Judges requests, each by its budget's ``judge_by``: one ``Judged`` per request, in order."""
 
-    async def __call__(self, requests: Sequence[JudgeRequest], deadline: float) -> list[Judged]: ...
+    async def __call__(self, requests: Sequence[JudgeRequest]) -> list[Judged]: ...

@@ -8,8 +8,8 @@ carry more than ``LOAD_SLACK`` times its fair share of the items in flight, the 
 healthy replica takes the group. Batches are formed per replica (one ``judge_many`` call each).
 
 Health: each replica has its own circuit breaker. Items of a call that failed for a server
-fault (unreachable, 5xx, timeout) go to the next replica in their order, within the same
-reward's deadline, so while any replica is healthy the reward still comes from the judge. A
+fault (unreachable, 5xx, timeout) go to the next replica in their order while their reward's
+budget has time left (``request.budget``), so while any replica is healthy the reward still comes from the judge. A
 replica whose breaker opened gets one probe after ``circuit_breaker_cooldown`` and is used
 again once that succeeds. When every replica fails, the items get the last error (a server fault): the
 reward system's own breaker (pool-wide) counts that, so it opens only when every replica is
@@ -253,10 +253,10 @@ class ReplicaPool:
             for items, outcomes in await asyncio.gather(*calls):
                 for i, outcome in zip(items, outcomes, strict=True):
                     tried[i].add(plan[i])
-                    if replica_fault(outcome):
+                    if replica_fault(outcome) and _has_time_left(requests[i]):
                         last_error[i] = outcome  # type: ignore[assignment]
                         retry.append(i)
-                    else:
+                    else:  # an answer, an item's own error, or out of its call's budget
                         results[i] = outcome
                 self._eject_overloaded(plan[items[0]], outcomes)
             self._eject_slow()
@@ -349,3 +349,8 @@ class ReplicaPool:
             "failovers": self.failovers,
             "replicas": {redact_url(r.url): r.snapshot() for r in self.replicas},
         }
+
+
+def _has_time_left(request: JudgeRequest) -> bool:
+    """Whether another replica may still answer ``request`` before its budget's ``judge_by``."""
+    return request.budget is None or request.budget.judge_left() > 0

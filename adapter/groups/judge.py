@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -23,6 +22,7 @@ from adapter.groups.preferences import Comparison, bradley_terry, listwise_score
 from adapter.groups.schedules import REFERENCE, Pair
 from adapter.result import GroupComparison
 from adapter.settings import GroupSettings
+from judge_vllm.budget import Budget
 from judge_vllm.contract import RANKING_LETTERS
 from judge_vllm.errors import JudgeError, JudgeTimeoutError, JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict
@@ -80,11 +80,11 @@ class GroupJudge:
         reference: str,
         answer_type: str | None,
         responses: Sequence[str],
-        deadline: float,
+        budget: Budget,
         members: Sequence[int],
     ) -> GroupScores:
         """Compare ``responses`` (the graded texts of the group's ``members``, by their indices in
-        the group) and score them by ``deadline`` (monotonic seconds)."""
+        the group) and score them by ``budget.judge_by`` (the group deadline)."""
         n = len(responses)
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
@@ -101,10 +101,11 @@ class GroupJudge:
                 answer_type=answer_type,
                 responses=tuple(reference if k == REFERENCE else responses[k] for k in order),
                 profile=self.settings.mode,
+                budget=budget,
             )
             for order in orders
         ]
-        replies = await self._within(requests, deadline)
+        replies = await self._within(requests, budget)
         records: list[GroupComparison] = []
         errors: list[str] = []
         for order, reply in zip(orders, replies, strict=True):
@@ -142,19 +143,19 @@ class GroupJudge:
             )  # fmt: skip
         return budgeted
 
-    async def _within(self, requests: list[JudgeRequest], deadline: float) -> list[Judged | None]:
-        """Each request's judgment, or None for those not back by ``deadline``."""
+    async def _within(self, requests: list[JudgeRequest], budget: Budget) -> list[Judged | None]:
+        """Each request's judgment, or None for those not back by ``budget.judge_by``."""
         if not requests:
             return []
-        tasks = [asyncio.ensure_future(self._compare(r, deadline)) for r in requests]
-        done, pending = await asyncio.wait(tasks, timeout=max(deadline - time.monotonic(), 0.0))
+        tasks = [asyncio.ensure_future(self._compare(r)) for r in requests]
+        done, pending = await asyncio.wait(tasks, timeout=budget.judge_left())
         for task in pending:
             task.cancel()
         return [t.result() if t in done and t.exception() is None else None for t in tasks]
 
-    async def _compare(self, request: JudgeRequest, deadline: float) -> Judged:
+    async def _compare(self, request: JudgeRequest) -> Judged:
         async with self.in_flight:
-            (judged,) = await self.judge([request], deadline)
+            (judged,) = await self.judge([request])
             return judged
 
     def _scores(self, n: int, records: list[GroupComparison]) -> list[float | None]:

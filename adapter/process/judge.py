@@ -10,6 +10,7 @@ from __future__ import annotations
 from adapter.dispatch.judgments import PartJudge
 from adapter.process.steps import StepScores, agent_turns, combine_steps
 from adapter.settings import ProcessSettings
+from judge_vllm.budget import Budget
 from judge_vllm.errors import JudgeError
 from judge_vllm.schemas import JudgeRequest
 
@@ -29,8 +30,8 @@ class ProcessJudge:
         """Whether ``request`` has turns to judge: a trajectory shown to the judge, with a turn."""
         return request.trajectory is not None and bool(agent_turns(request.trajectory))
 
-    async def score(self, request: JudgeRequest, deadline: float) -> StepScores:
-        """Each of the last ``max_steps`` turns judged by ``deadline`` (monotonic), combined."""
+    async def score(self, request: JudgeRequest, budget: Budget) -> StepScores:
+        """Each of the last ``max_steps`` turns judged within ``budget``, combined."""
         assert request.trajectory is not None  # callers ask ``asks`` first
         trajectory = request.trajectory
         turns = agent_turns(trajectory)[-self.settings.max_steps :]
@@ -42,9 +43,10 @@ class ProcessJudge:
                 completion=turn.name,
                 trajectory=trajectory.model_copy(update={"steps": trajectory.steps[: turn.end]}),
                 profile=STEP_PROFILE,
+                budget=budget,
             )
             for turn in turns
         ]
-        judged = await self.judge(asked, deadline)
+        judged = await self.judge(asked)
         scores = [None if isinstance(j.outcome, JudgeError) else j.outcome.score for j in judged]
         return combine_steps(turns, scores, self.settings)

@@ -16,6 +16,7 @@ from functools import cache
 from adapter.dispatch.judgments import PartJudge
 from adapter.rubrics.criteria import RubricScore, score_rubric
 from adapter.settings import Criterion
+from judge_vllm.budget import Budget
 from judge_vllm.errors import JudgeError
 from judge_vllm.profiles import JudgeProfile, load_profile
 from judge_vllm.schemas import JudgeRequest
@@ -39,9 +40,10 @@ class RubricJudge:
         self.judge = judge
 
     async def score(
-        self, request: JudgeRequest, criteria: Sequence[Criterion], deadline: float
+        self, request: JudgeRequest, criteria: Sequence[Criterion], budget: Budget
     ) -> tuple[RubricScore, str | None]:
-        """The rubric's score, and the first judge error when some criterion could not be judged."""
+        """The rubric's score within ``budget``, and the first judge error when some criterion
+        could not be judged."""
         asked = [
             JudgeRequest(
                 prompt=request.prompt,
@@ -49,10 +51,11 @@ class RubricJudge:
                 answer=c.criterion,
                 profile=CRITERION_PROFILE,
                 trajectory=request.trajectory,
+                budget=budget,
             )
             for c in criteria
         ]
-        judged = await self.judge(asked, deadline)
+        judged = await self.judge(asked)
         p_yes = [None if isinstance(j.outcome, JudgeError) else j.outcome.score for j in judged]
         errors = [str(j.outcome) for j in judged if isinstance(j.outcome, JudgeError)]
         return score_rubric(criteria, p_yes), (errors[0] if errors else None)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import adapter.reward as reward_module
+import adapter.pipeline.steps as steps_module
 from adapter import JudgeRewardSystem
 from judge_vllm.schemas import Verdict
 from judge_vllm.testing.fake_server import FaultPlan
@@ -114,13 +114,13 @@ def test_rewards_work_in_a_forked_child(fake_judge, tmp_path):
 
 def test_prechecks_run_once_per_reward(fake_judge, tmp_path, monkeypatch):
     calls = []
-    original = reward_module.precheck
+    original = steps_module.precheck
 
     def counting(*args):
         calls.append(args)
         return original(*args)
 
-    monkeypatch.setattr(reward_module, "precheck", counting)
+    monkeypatch.setattr(steps_module, "precheck", counting)
     with _system(fake_judge.url, tmp_path, use_cache=False) as rs:
         rs.reward("q", "The answer is 4", "4", "NUMBER")
         rs.reward_batch([{"prompt": "q", "completion": "It is 5", "answer": "5"}])

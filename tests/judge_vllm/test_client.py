@@ -182,13 +182,13 @@ async def test_context_fitting_calls_are_bounded_however_many_prompts_are_long(f
     async with _client(fake_judge.url) as client:
         post = client._post
 
-        async def counted(url, body):
+        async def counted(url, body, *deadline):
             nonlocal in_flight, peak
             fitting = url.endswith("tokenize")
             in_flight += fitting
             peak = max(peak, in_flight)
             try:
-                return await post(url, body)
+                return await post(url, body, *deadline)
             finally:
                 in_flight -= fitting
 
@@ -207,11 +207,11 @@ async def test_the_first_long_prompts_are_fitted_first_not_all_call_by_call(fake
     async with _client(fake_judge.url, mode="verdict") as client:
         post = client._post
 
-        async def recorded(url, body):
+        async def recorded(url, body, *deadline):
             if url.endswith("/tokenize"):
                 text = body["prompt"] if "prompt" in body else body["messages"][-1]["content"]
                 order.append(int(re.search(r"so the answer is (\d+)", text).group(1)))
-            return await post(url, body)
+            return await post(url, body, *deadline)
 
         monkeypatch.setattr(client, "_post", recorded)
         await client.judge_many([_overlong(str(n)) for n in range(60)])
@@ -244,7 +244,7 @@ async def test_rankings_of_groups_of_different_sizes_go_in_calls_of_their_own(mo
     client = _client("http://127.0.0.1:9", profile="listwise", model="m")
     bodies: list[dict] = []
 
-    async def complete(path, body):
+    async def complete(path, body, requests):
         bodies.append(body)
         letters = "ABCD"[: 3 if "{2}" in body["structured_outputs"]["regex"] else 4]
         count = len(body["messages"]) if isinstance(body["messages"][0], list) else 1

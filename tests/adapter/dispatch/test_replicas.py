@@ -8,9 +8,13 @@ from collections import Counter
 import pytest
 
 from adapter import JudgeRewardSystem, RewardConfig
-from adapter.dispatch.replicas import affinity_order
-from judge_vllm.errors import JudgeConfigError
+from adapter.dispatch.replicas import ReplicaPool, affinity_order
+from judge_vllm.budget import Budget
+from judge_vllm.errors import JudgeConfigError, JudgeUnavailableError
+from judge_vllm.schemas import JudgeRequest
+from judge_vllm.settings import JudgeClientConfig
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
+from judge_vllm.testing.ports import free_port
 
 
 @pytest.fixture
@@ -235,3 +239,15 @@ def test_an_ejected_replica_comes_back_after_the_cool_down(replicas, tmp_path):
         before = _judged_by(replicas)[1]
         rs.reward_batch(_groups(30, 1, tag="later "))
     assert _judged_by(replicas)[1] > before
+
+
+@pytest.mark.parametrize(("judge_s", "failovers"), [(30.0, 2), (0.0, 0)])
+async def test_an_item_fails_over_only_while_its_budget_has_time_left(judge_s, failovers):
+    """Two replicas nobody listens on: an item with time left moves on after each failure; one whose call is
+    already due gets its error at once (the reward's fallback is waiting for it)."""
+    dead = [f"http://127.0.0.1:{free_port()}" for _ in range(2)]
+    pool = ReplicaPool(JudgeClientConfig(judge_url=dead[0], model="m", max_retries=0), dead, 5, 1.0)
+    request = JudgeRequest(prompt="q", completion="4", answer="4", budget=Budget.start(judge_s, judge_s))
+    (outcome,) = await pool.judge_many([request])
+    await pool.aclose()
+    assert isinstance(outcome, JudgeUnavailableError) and pool.failovers == failovers
