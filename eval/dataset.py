@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from adapter.pipeline.conversations import prompt_text
 from adapter.pipeline.trajectory import TrajectoryError, is_messages, read_completion
+from adapter.rules.answer_types import known_answer_type
 from eval.data_files import DataFileError, RecordError, read_records
-from judge_vllm.schemas import coerce_text, known_answer_type
+from judge_vllm.schemas import coerce_text
 from judge_vllm.trajectory import Trajectory
 
 __all__ = [

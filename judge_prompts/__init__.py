@@ -3,7 +3,10 @@
 A profile's folder holds its Jinja templates (and its ``profile.yaml``, read by
 ``judge_vllm.profiles``): for the chat endpoint an optional system template and a user
 template, for the completions endpoint one prompt template. Our own ``rubric`` profile
-has one system prompt with a rubric per answer_type and one user prompt.
+has one system prompt with a rubric per answer_type and one user prompt. The rubrics of the four
+built-in answer types are files of its folder; another type's rubric is registered at run time
+(``register_rubric``: the adapter's answer-type registry registers each type's judge hints) and is
+a template of that folder from then on, for rendering and for the fingerprints alike.
 
 Layout for vLLM's prefix cache: what is fixed per (profile, answer_type) comes first;
 everything that varies per request (question, reference, the graded response) comes last.
@@ -27,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from jinja2 import FileSystemLoader, StrictUndefined
+from jinja2 import BaseLoader, ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 if TYPE_CHECKING:
@@ -41,6 +44,7 @@ __all__ = [
     "clip_middle",
     "neutralise",
     "new_nonce",
+    "register_rubric",
     "render_prompt",
     "render_template",
     "rubric_for",
@@ -55,12 +59,18 @@ RUBRIC_DIR = PROFILES_DIR / "rubric"
 # Templates that profiles' prompts share (an agent trajectory's steps: ``trace.j2``).
 SHARED_DIR = Path(__file__).parent / "shared"
 DEFAULT_RUBRIC = "default"
+# answer_type -> its rubric's template name (no ".j2"): the built-in types' files, then the
+# registered ones (``register_rubric``).
 RUBRICS: dict[str, str] = {
     "NUMBER": "number",
     "MATH_EXPRESSIONS": "math_expressions",
     "MULTIPLE_CHOICE": "multiple_choice",
     "TEXT": "text",
 }
+# A registered rubric's template name (with ".j2") -> its source: templates of RUBRIC_DIR that
+# live in memory, not on disk.
+_REGISTERED: dict[str, str] = {}
+_ANSWER_TYPE_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 
 Mode = Literal["verdict", "fast", "binary"]
 
@@ -83,8 +93,11 @@ def new_nonce() -> str:
 
 @cache
 def _environment(template_dir: Path) -> ImmutableSandboxedEnvironment:
+    loader: BaseLoader = FileSystemLoader(template_dir)
+    if template_dir.resolve() == RUBRIC_DIR.resolve():  # the registered rubrics are its templates
+        loader = ChoiceLoader([loader, DictLoader(_REGISTERED)])
     return ImmutableSandboxedEnvironment(
-        loader=FileSystemLoader(template_dir),
+        loader=loader,
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,  # a file's one last newline is not part of its text
@@ -118,6 +131,30 @@ def neutralise(text: str) -> str:
     return _DANGEROUS.sub(_defuse, text)
 
 
+def register_rubric(answer_type: str, hints: str) -> None:
+    """Give ``answer_type`` (an upper-case name) a rubric: the judge is shown "Rubric for
+    <answer_type> answers:" and then ``hints`` (plain text, never read as a template) wherever a
+    built-in type's rubric goes. Registering the same hints again changes nothing; other hints for
+    a type that has a rubric, or a name that one of the rubric folder's files has, are a
+    ``ValueError``."""
+    if not _ANSWER_TYPE_NAME.fullmatch(answer_type):
+        raise ValueError(f"answer_type {answer_type[:64]!r} is not an upper-case name (A-Z, 0-9, _)")
+    name = answer_type.lower()
+    template = f"{name}.j2"
+    if not hints.strip() or "{% endraw" in hints:
+        raise ValueError(f"the judge hints of {answer_type} are empty or hold '{{% endraw'")
+    source = f"{{% raw %}}Rubric for {answer_type} answers:\n{hints.strip()}{{% endraw %}}"
+    if RUBRICS.get(answer_type) == name and _REGISTERED.get(template) == source:
+        return
+    if answer_type in RUBRICS or (RUBRIC_DIR / template).exists():
+        raise ValueError(f"answer_type {answer_type} already has a rubric ({RUBRIC_DIR.name}/{template})")
+    _REGISTERED[template] = source
+    RUBRICS[answer_type] = name
+    _environment.cache_clear()  # templates are looked up once per environment
+    _system_prompt.cache_clear()
+    template_version.cache_clear()
+
+
 def rubric_for(answer_type: str | None) -> str:
     """The rubric template name for an answer_type; unknown types use the default rubric."""
     if answer_type is None:
@@ -149,12 +186,19 @@ FINGERPRINTED = ("*.j2", "profile.yaml")
 
 
 def template_fingerprint(template_dir: Path) -> str:
-    """A short hash of the templates (``*.j2``) and profile files in a folder (names and bytes)."""
+    """A short hash of the templates (``*.j2``) and profile files in a folder (names and bytes),
+    the registered rubrics too when the rubric folder is in it (as files of that folder)."""
     digest = hashlib.sha256()
-    found = {p for pattern in FINGERPRINTED for p in template_dir.rglob(pattern) if p.is_file()}
+    found = {
+        p: p.read_bytes() for pattern in FINGERPRINTED for p in template_dir.rglob(pattern) if p.is_file()
+    }
+    rubrics = RUBRIC_DIR.resolve()
+    if rubrics.is_relative_to(template_dir.resolve()):
+        within = template_dir / rubrics.relative_to(template_dir.resolve())
+        found |= {within / name: source.encode() for name, source in _REGISTERED.items()}
     for path in sorted(found):
         digest.update(path.relative_to(template_dir).as_posix().encode())
-        digest.update(path.read_bytes())
+        digest.update(found[path])
     return digest.hexdigest()[:12]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -42,9 +43,11 @@ class ServerHealth(TypedDict):
 
 
 class AnswerType(str, Enum):
-    """Answer types with a rubric of their own. A ``JudgeRequest`` built by hand with any other
-    string uses the default rubric; the reward facade, the HTTP API and judge-eval refuse one
-    (``known_answer_type``)."""
+    """The built-in answer types: their rubrics ship with the judge (``judge_prompts``). The
+    adapter's registry (``adapter.rules.answer_types``) may add others, each with its own rubric
+    (``judge_prompts.register_rubric``). A ``JudgeRequest`` built by hand with a name that has no
+    rubric uses the default rubric; the reward facade, the HTTP API and judge-eval refuse a name
+    the registry does not know (``known_answer_type``)."""
 
     NUMBER = "NUMBER"
     MATH_EXPRESSIONS = "MATH_EXPRESSIONS"
@@ -84,18 +87,18 @@ def normalise_answer_type(value: object) -> str | None:
     return coerce_text(value, "answer_type").strip().upper() or None
 
 
-def known_answer_type(value: object) -> str | None:
-    """``value`` as an ``AnswerType`` name (case and surrounding spaces ignored), or None when
-    absent or blank (the type is inferred from the reference). Any other value (``"NUMBERS"``,
-    a number, a list) is a ``ValueError`` naming the closest known name: graded as free text, it
-    would pass unnoticed."""
+def known_answer_type(value: object, known: Sequence[str] | None = None) -> str | None:
+    """``value`` as one of the ``known`` names (default: ``AnswerType``'s; case and surrounding
+    spaces ignored), or None when absent or blank (the type is inferred from the reference). Any
+    other value (``"NUMBERS"``, a number, a list) is a ``ValueError`` naming the closest known
+    name: graded as free text, it would pass unnoticed."""
     name = normalise_answer_type(value)
-    known = [t.value for t in AnswerType]
-    if name is None or name in known:
+    names = [t.value for t in AnswerType] if known is None else list(known)
+    if name is None or name in names:
         return name
     raise ValueError(
-        f"unknown answer_type {name[:64]!r}{did_you_mean(name, known)}: use one of "
-        f"{', '.join(known)}, or leave it out to have it inferred from the reference"
+        f"unknown answer_type {name[:64]!r}{did_you_mean(name, names)}: use one of "
+        f"{', '.join(names)}, or leave it out to have it inferred from the reference"
     )
 
 

@@ -78,3 +78,21 @@ def user_profile(tmp_path: Path):
         return folder
 
     return write
+
+
+@pytest.fixture
+def answer_type_registries() -> Iterator[None]:
+    """Answer types a test registers (``adapter.rules.answer_types.register``,
+    ``judge_prompts.register_rubric``) are forgotten after it."""
+    import judge_prompts
+    from adapter.rules import answer_types
+
+    grammars, rubrics, registered = (dict(answer_types._GRAMMARS), dict(judge_prompts.RUBRICS),
+                                     dict(judge_prompts._REGISTERED))  # fmt: skip
+    yield
+    for live, saved in ((answer_types._GRAMMARS, grammars), (judge_prompts.RUBRICS, rubrics),
+                        (judge_prompts._REGISTERED, registered)):  # fmt: skip
+        live.clear()
+        live.update(saved)
+    for cached in (judge_prompts._environment, judge_prompts._system_prompt, judge_prompts.template_version):
+        cached.cache_clear()

@@ -26,8 +26,9 @@ from pydantic_core import PydanticCustomError
 from adapter.pipeline.conversations import prompt_text
 from adapter.pipeline.trajectory import TrajectoryError, is_messages, read_completion
 from adapter.result import GroupComparison, RewardDict, Source
+from adapter.rules.answer_types import known_answer_type
 from adapter.settings import MAX_CRITERIA, Criterion
-from judge_vllm.schemas import JudgeRequest, known_answer_type
+from judge_vllm.schemas import JudgeRequest
 from judge_vllm.settings import clean_api_key
 from judge_vllm.trajectory import Trajectory
 
@@ -80,8 +81,9 @@ AnswerType = Annotated[
     BeforeValidator(_no_lone_surrogate),
     AfterValidator(known_answer_type),
 ]
-"""An ``answer_type``: ``NUMBER``, ``MATH_EXPRESSIONS``, ``MULTIPLE_CHOICE`` or ``TEXT`` (any case);
-another name is a 422 naming the closest one."""
+"""An ``answer_type``: a name in the answer-type registry (``NUMBER``, ``MATH_EXPRESSIONS``,
+``MULTIPLE_CHOICE``, ``TEXT``, and any type added there; any case); another name is a 422 naming
+the closest one."""
 
 
 class ApiSettings(BaseModel):

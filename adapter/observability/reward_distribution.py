@@ -7,8 +7,8 @@ fallback's stay at 0. Each (source, answer_type) pair keeps a count, a sum and c
 reward <= 0.1). Near 0 is ``reward <= 0.05``, near 1 is ``reward >= 0.95``.
 
 A reward without a value (source ``error``, fallback off) is counted in ``no_value``, never
-as 0. answer_type labels are a closed set (``ANSWER_TYPE_LABELS``): the answer types with a
-rubric of their own, and ``OTHER`` for anything else or none, so a trainer passing free text
+as 0. answer_type labels are a closed set (``ANSWER_TYPE_LABELS``): the answer types of the
+registry (``adapter.rules.answer_types``), and ``OTHER`` for anything else or none, so a trainer passing free text
 as answer_type cannot grow the series without bound.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from typing_extensions import TypedDict
 
-from judge_vllm.schemas import AnswerType
+from adapter.rules.answer_types import GRAMMARS
 
 __all__ = [
     "ANSWER_TYPE_LABELS",
@@ -38,8 +38,8 @@ REWARD_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 NEAR_ZERO = 0.05
 NEAR_ONE = 0.95
 OTHER_ANSWER_TYPE = "OTHER"
-ANSWER_TYPE_LABELS = (*(t.value for t in AnswerType), OTHER_ANSWER_TYPE)
-_KNOWN_TYPES = frozenset(t.value for t in AnswerType)
+ANSWER_TYPE_LABELS = (*GRAMMARS, OTHER_ANSWER_TYPE)
+_KNOWN_TYPES = frozenset(GRAMMARS)
 
 
 def answer_type_label(answer_type: str | None) -> str:

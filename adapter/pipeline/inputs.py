@@ -6,7 +6,7 @@ prompt or completion may also be chat messages: a prompt is shown as its transcr
 agent trajectory (``trajectory``), any other as its assistant text.
 Anything that cannot be judged (a list as the completion that is not chat messages, a
 malformed tool call, a batch item that is neither a dict nor a tuple, an answer_type that is
-not one of ``AnswerType``) is an ``InvalidInput``:
+not in the answer-type registry, ``adapter.rules.answer_types``) is an ``InvalidInput``:
 the facade answers it with a defined reward (0, source ``rule``, reason ``invalid_input``)
 whose explanation says what to fix, never an exception: such mistakes live in the data, row
 by row. A key no reward reads (``anwser``) is a mistake in the caller's code, the same in every
@@ -23,8 +23,9 @@ from pydantic import ValidationError
 
 from adapter.pipeline.conversations import prompt_text
 from adapter.pipeline.trajectory import TrajectoryError, is_messages, read_completion
+from adapter.rules.answer_types import known_answer_type
 from judge_vllm.errors import JudgeInputError, did_you_mean
-from judge_vllm.schemas import JudgeRequest, known_answer_type
+from judge_vllm.schemas import JudgeRequest
 
 __all__ = [
     "ITEM_KEYS",

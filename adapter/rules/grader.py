@@ -23,7 +23,6 @@ _MATHY = re.compile(r"\\|\^|[a-z]\s*[-+*/=]|[-+*/=]\s*[a-z]|\d[a-z]\b|sqrt|pi\b"
 _LATEX_OR_RELATION = re.compile(r"\$|\\[a-zA-Z]|[<>≤≥]|^[(\[][^\n,]*,.*[)\]]$")
 DEFAULT_SETTINGS = RuleSettings()
 MAX_ANSWER_CHARS = 10_000
-_TYPES = frozenset(GRAMMARS)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -104,7 +103,7 @@ def _grade(
         )
     answer_s = _encodable(answer_s)
     kind = answer_type.strip().upper() if isinstance(answer_type, str) else ""
-    inferred = kind not in _TYPES
+    inferred = kind not in GRAMMARS
     if inferred:
         kind = infer_answer_type(answer_s)
     too_long = len(completion_s) > settings.max_completion_chars  # the proof says so, unread

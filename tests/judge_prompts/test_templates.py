@@ -101,3 +101,49 @@ def test_a_profile_fingerprint_reads_its_templates_not_the_rest_of_the_folder(tm
     assert sorted(read) == ["profile.yaml", "user.j2"]
     (tmp_path / "user.j2").write_text("{{ completion }}!")
     assert template_fingerprint(tmp_path) != before  # a template change is a new fingerprint
+
+
+def test_a_registered_rubric_is_shown_as_written_and_is_part_of_the_fingerprints(answer_type_registries):
+    from judge_prompts import RUBRIC_DIR, register_rubric, template_fingerprint
+
+    before, rubric_folder = template_version(), template_fingerprint(RUBRIC_DIR)
+    fast = render_prompt("q", "c", "a", "COLOUR", mode="fast", nonce="n").system  # cached as the default
+    hints = "- A colour named in any language is that colour.\n- {{ 7*7 }} and {% raw %} are text."
+    register_rubric("COLOUR", hints)
+    register_rubric("COLOUR", hints)  # again: nothing changes
+    assert rubric_for("colour") == "colour" and RUBRICS["COLOUR"] == "colour"
+    p = render_prompt("q", "c", "a", "COLOUR", nonce="n")
+    assert f"Rubric for COLOUR answers:\n{hints}\n\nOutput contract" in p.system
+    assert "Grade it with the COLOUR rubric" in p.user
+    assert render_prompt("q", "c", "a", "COLOUR", mode="fast", nonce="n").system != fast
+    assert template_version() != before and template_fingerprint(RUBRIC_DIR) != rubric_folder
+
+
+@pytest.mark.parametrize(
+    ("answer_type", "hints", "problem"),
+    [
+        ("colour", "- hint", "not an upper-case name"),
+        ("NUMBER", "- hint", "already has a rubric"),  # a built-in type
+        ("DEFAULT", "- hint", "already has a rubric"),  # a file of the rubric folder
+        ("SYSTEM", "- hint", "already has a rubric"),
+        ("COLOUR", "  \n", "empty"),
+        ("COLOUR", "- {% endraw %}{{ 7*7 }}", "endraw"),
+    ],
+)
+def test_a_rubric_is_refused_for_a_taken_or_bad_name_or_bad_hints(
+    answer_type_registries, answer_type, hints, problem
+):
+    from judge_prompts import register_rubric
+
+    with pytest.raises(ValueError, match=problem):
+        register_rubric(answer_type, hints)
+    assert "COLOUR" not in RUBRICS
+
+
+def test_a_type_keeps_the_rubric_it_was_given_first(answer_type_registries):
+    from judge_prompts import register_rubric
+
+    register_rubric("COLOUR", "- first")
+    with pytest.raises(ValueError, match="already has a rubric"):
+        register_rubric("COLOUR", "- second")
+    assert "- first" in render_prompt("q", "c", "a", "COLOUR").system

@@ -1,4 +1,5 @@
-"""What every answer type gives the rule reward: its canonical grammar and its proof of equality.
+"""What every answer type gives: its canonical grammar and proof of equality (the rule reward),
+and its judge hints (the judge's rubric for it).
 
 A rule pays a completion only when its final statement holds an answer written in its type's
 grammar and that answer is proven equal to the reference (``adapter.rules.proof``). Each type is
@@ -62,6 +63,10 @@ class AnswerTypeGrammar(Protocol):
     format_gated: bool
     # Such a completion without a single digit or number word has no answer of this type.
     needs_a_number: bool
+    # What the judge is told about answers of this type (its rubric, after "Rubric for <name>
+    # answers:"): what to extract, what counts as equal, what is wrong. None only for the built-in
+    # types, whose rubrics ship with the judge (judge_prompts/profiles/rubric/<name>.j2).
+    judge_hints: str | None
 
     def extract(self, text: str, anchored: str | None) -> str | None:
         """The final answer ``text`` commits to, as a judge shown only that reads it (``anchored``:

@@ -126,6 +126,7 @@ class MathExpressionsGrammar:
     mismatch_is_proof = True
     format_gated = True
     needs_a_number = False
+    judge_hints: str | None = None  # built in: judge_prompts/profiles/rubric/math_expressions.j2
 
     def extract(self, text: str, anchored: str | None) -> str | None:
         """The marked answer, else the expression the completion ends on."""

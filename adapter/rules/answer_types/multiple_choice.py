@@ -42,6 +42,7 @@ class MultipleChoiceGrammar(Unchained):
     mismatch_is_proof = True
     format_gated = True
     needs_a_number = False
+    judge_hints: str | None = None  # built in: judge_prompts/profiles/rubric/multiple_choice.j2
 
     def extract(self, text: str, anchored: str | None) -> str | None:
         """The letters chosen, sorted ("AC"), or None."""

@@ -180,6 +180,7 @@ class NumberGrammar:
     mismatch_is_proof = True
     format_gated = True
     needs_a_number = True
+    judge_hints: str | None = None  # built in: judge_prompts/profiles/rubric/number.j2
 
     def extract(self, text: str, anchored: str | None) -> str | None:
         """The final number stated (``rules.number.final_number_text``)."""

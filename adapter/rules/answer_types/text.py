@@ -46,6 +46,7 @@ class TextGrammar(Unchained):
     mismatch_is_proof = False
     format_gated = False
     needs_a_number = False
+    judge_hints: str | None = None  # built in: judge_prompts/profiles/rubric/text.j2
 
     def extract(self, text: str, anchored: str | None) -> str | None:
         """The marked answer, else the whole completion."""

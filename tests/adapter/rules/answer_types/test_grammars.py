@@ -19,8 +19,8 @@ def _question(prompt: str, reference: str) -> Question:
     return Question(prompt=prompt, reference=reference, settings=SETTINGS)
 
 
-def test_the_registry_has_one_grammar_per_answer_type():
-    assert set(GRAMMARS) == {t.value for t in AnswerType}
+def test_the_registry_has_a_grammar_for_every_built_in_answer_type():
+    assert {t.value for t in AnswerType} <= set(GRAMMARS)  # and one per module added since
     assert all(GRAMMARS[name].name == name for name in GRAMMARS)
 
 
