@@ -5,6 +5,9 @@ trainers that reward in several processes). Each sampled reward becomes one JSON
 (``judgment_line``): time, request id, answer_type, profile, mode, model, source, reward,
 the judge's score, label, confidence and explanation, reason, latency, and the inputs, each
 text cut to ``judgment_log_max_chars`` (``cut_text``: head and tail kept, a marker between).
+An agent's trajectory is logged as the judge is shown it, fitted to ``judgment_log_max_chars``
+(``logged_trajectory``: the end kept, the last tool result always, runs left out counted),
+with each judged turn's score (``step_scores``) when process rewards are on.
 Nothing else: no metadata, no error text, no config, no header; every text is scrubbed of
 secrets (``judge_vllm.redaction``) before it is cut, so not even a cut fragment of a key remains.
 
@@ -48,14 +51,17 @@ from adapter.observability.judgment_writer import (
 from adapter.result import RewardResult, Source
 from judge_vllm.redaction import scrub
 from judge_vllm.schemas import JudgeRequest
+from judge_vllm.trajectory import CallStep, Elided, ResultStep, TextStep, Trajectory, fit_trajectory
 
 __all__ = [
     "JudgmentEntry",
     "JudgmentLine",
     "JudgmentLog",
     "JudgmentLogCounts",
+    "LoggedStep",
     "cut_text",
     "judgment_line",
+    "logged_trajectory",
     "sampled",
 ]
 
@@ -96,15 +102,28 @@ def cut_text(text: str, max_chars: int) -> str:
     return f"{text[:head]} [... {len(text) - max_chars} chars cut ...] {text[len(text) - tail :]}"
 
 
+class LoggedStep(TypedDict, total=False):
+    """One step of an agent's trajectory in a log line: its number in the trajectory (from 1), its
+    kind (``text``, ``call``, ``result``; a result's ``role``: tool or user) and its text, scrubbed
+    and clipped; or, for a run of steps the line leaves out, how many (``elided``)."""
+
+    step: int
+    kind: str
+    role: str
+    text: str
+    elided: int
+
+
 class JudgmentEntry(NamedTuple):
     """A sampled reward as queued by the reward's thread (serialised by the writer); a tuple,
-    because building it is on the reward's path."""
+    because building it is on the reward's path. ``trajectory``: the agent's steps as logged."""
 
     unix_time: float
     result: RewardResult
     request: JudgeRequest | None
     model: str | None
     score: float | None
+    trajectory: list[LoggedStep] | None = None
 
 
 class JudgmentLine(TypedDict):
@@ -131,6 +150,8 @@ class JudgmentLine(TypedDict):
     completion: str | None
     answer: str | None
     final_answer: str | None
+    trajectory: list[LoggedStep] | None
+    step_scores: list[float | None] | None
 
 
 def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int) -> JudgmentLine:
@@ -164,20 +185,48 @@ def judgment_line(entry: JudgmentEntry, profile: str, mode: str, max_chars: int)
         "completion": request.completion if request else None,
         "answer": request.answer if request else None,
         "final_answer": request.final_answer if request else None,
+        "trajectory": entry.trajectory,
+        "step_scores": result.step_scores,
     }
+
+
+def logged_trajectory(trajectory: Trajectory, max_chars: int) -> list[LoggedStep]:
+    """``trajectory``'s steps within about ``max_chars``, fitted as the judge's view is
+    (``fit_trajectory``), each text scrubbed of secrets before it is clipped."""
+    scrubbed = trajectory.model_copy(update={"steps": tuple(_scrubbed(s) for s in trajectory.steps)})
+    logged: list[LoggedStep] = []
+    for item in fit_trajectory(scrubbed, max_chars).items:
+        if isinstance(item, Elided):
+            logged.append({"elided": item.count})
+        elif isinstance(step := item.step, TextStep):
+            logged.append({"step": item.number, "kind": step.kind, "text": step.text})
+        elif isinstance(step, CallStep):
+            logged.append({"step": item.number, "kind": step.kind, "text": f"{step.name}({step.arguments})"})
+        else:
+            logged.append({"step": item.number, "kind": step.kind, "role": step.role, "text": step.content})
+    return logged
+
+
+def _scrubbed(step: TextStep | CallStep | ResultStep) -> TextStep | CallStep | ResultStep:
+    if isinstance(step, TextStep):
+        return step.model_copy(update={"text": scrub(step.text)})
+    if isinstance(step, CallStep):
+        return step.model_copy(update={"name": scrub(step.name), "arguments": scrub(step.arguments)})
+    return step.model_copy(update={"content": scrub(step.content)})
 
 
 def _as_logged(request: JudgeRequest | None, max_chars: int) -> JudgeRequest | None:
     """``request`` with its texts as the log writes them, scrubbed of secrets, then cut to
-    ``max_chars``: a queued line holds bounded bytes, never a whole 10 MB completion."""
+    ``max_chars``: a queued line holds bounded bytes, never a whole 10 MB completion (nor a
+    trajectory: it is queued as ``logged_trajectory``)."""
     if request is None:
         return None
-    texts = {
+    texts: dict[str, object] = {
         name: cut_text(scrub(value), max_chars)
         for name in ("prompt", "completion", "answer", "final_answer")
         if isinstance(value := getattr(request, name), str)
     }
-    return request.model_copy(update=texts)
+    return request.model_copy(update={**texts, "trajectory": None})
 
 
 class JudgmentLog:
@@ -219,7 +268,10 @@ class JudgmentLog:
         writer = self._writer or self._open()
         if writer is not None:
             logged = _as_logged(request, self._max_chars)
-            writer.put(self._render, JudgmentEntry(time.time(), result, logged, self._model(), score))
+            steps = None
+            if request is not None and request.trajectory is not None:
+                steps = logged_trajectory(request.trajectory, self._max_chars)
+            writer.put(self._render, JudgmentEntry(time.time(), result, logged, self._model(), score, steps))
 
     def _render(self, entry: JudgmentEntry) -> bytes:
         """The entry's JSON line, UTF-8 (on the writer thread)."""

@@ -137,6 +137,49 @@ def test_logged_inputs_are_cut(fake_judge, tmp_path):
     assert line["time"].endswith("Z") and line["latency_ms"] > 0
 
 
+def _agent_run(key: str, turns: int) -> list[dict[str, object]]:
+    """``turns`` tool calls with long results, the last of which holds ``key``, then the reply."""
+    messages: list[dict[str, object]] = []
+    for i in range(turns):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "add", "arguments": '{"a": 2, "b": 2}'},
+        }
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "filler " * 60 + f"sum {i}"})
+    messages[-1]["content"] = f"4 (served with token {key})"
+    return [*messages, {"role": "assistant", "content": "The answer is 4."}]
+
+
+def test_an_agents_trajectory_is_logged_as_the_judge_is_shown_it_scrubbed_and_bounded(tmp_path):
+    key = "sk-judge-0123456789abcdef"
+    path = tmp_path / "j.jsonl"
+    with FakeJudgeServer(api_key=key) as server:
+        config = {"judge_url": server.url, "api_key": key, "use_cache": False, "judgment_log_path": str(path),
+                  "judgment_log_max_chars": 1000, "process": {"aggregate": "mean", "max_steps": 2}}  # fmt: skip
+        with JudgeRewardSystem(config) as rs:
+            result = rs.reward("What is 2+2?", _agent_run(key, 40), "4", "NUMBER")
+    (line,) = _lines(path)
+    steps = line["trajectory"]
+    assert result["source"] == "judge" and key not in path.read_text()
+    assert steps[-1] == {"step": 80, "kind": "result", "role": "tool", "text": "4 (served with token ***)"}
+    assert steps[-2] == {"step": 79, "kind": "call", "text": 'add({"a": 2, "b": 2})'}  # the call it answers
+    assert steps[0] == {"elided": 80 - sum("step" in s for s in steps)}  # the start left out, counted
+    assert sum(len(s.get("text", "")) for s in steps) <= 1000
+    assert line["step_scores"] == result["step_scores"] and len(line["step_scores"]) == 2
+
+
+def test_a_reward_without_a_trajectory_logs_none(fake_judge, tmp_path):
+    path = tmp_path / "j.jsonl"
+    with JudgeRewardSystem(
+        {"judge_url": fake_judge.url, "use_cache": False, "judgment_log_path": str(path)}
+    ) as rs:
+        rs.reward("What is 2+2?", "The answer is 4.", "4", "NUMBER")
+    (line,) = _lines(path)
+    assert line["trajectory"] is None and line["step_scores"] is None
+
+
 # -- rotation -------------------------------------------------------------------------
 
 
