@@ -108,7 +108,9 @@ class EscalationBackend(JudgeBackend):
         if unsure:
             self.escalations += len(unsure)
             escalated = [requests[i] for i in unsure]
-            judge_by = latest_judge_by([r.budget for r in escalated]) or started + self._budget_s
+            judge_by = latest_judge_by([r.budget for r in escalated])
+            if judge_by is None:  # asked outside a reward call: the judge budget from the start
+                judge_by = started + self._budget_s
             seconds = await self._second(escalated, max(judge_by - time.monotonic(), MIN_SECOND_S))
             for (i, first), second in zip(unsure.items(), seconds, strict=True):
                 outcomes[i] = self._escalated(first, second, requests[i].answer_type)

@@ -38,10 +38,6 @@ class Budget:
         """Seconds left before the reward is due (0 once past ``answer_by``)."""
         return max(self.answer_by - time.monotonic(), 0.0)
 
-    def elapsed_s(self) -> float:
-        """Seconds since the call started."""
-        return time.monotonic() - self.started
-
     def judged_for(self, judge_s: float, reserve_s: float) -> Budget:
         """The same call with the judge given ``judge_s`` from its start (a group's comparisons
         run until ``group.deadline``) and the reward ``reserve_s`` more for a fallback after that."""

