@@ -56,7 +56,7 @@ fi
 have_everything() {
   "$PY" - <<'PYEOF' 2>/dev/null
 import importlib.metadata as md
-import diskcache, fastapi, gguf, jinja2, math_verify, matplotlib, mypy, openai, psutil  # noqa
+import diskcache, fastapi, gguf, hypothesis, jinja2, lark, math_verify, matplotlib, mypy, openai, psutil  # noqa
 import prometheus_client, xdist  # noqa
 import pydantic, pytest, pytest_asyncio, pytest_timeout, rich, scipy, tenacity, uvicorn, yaml  # noqa
 import datasets, transformers, trl, vllm  # noqa

@@ -29,7 +29,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY310" -m venv "$VENV" || exit 1
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[api,tracing,eval]" \
-  "pytest>=8" "pytest-asyncio>=0.23" "pytest-timeout>=2.3" "pytest-xdist>=3.5" "mypy>=1.10" types-PyYAML \
+  "pytest>=8" "pytest-asyncio>=0.23" "pytest-timeout>=2.3" "pytest-xdist>=3.5" "hypothesis>=6.100" "mypy>=1.10" types-PyYAML \
   opentelemetry-sdk opentelemetry-exporter-otlp psutil transformers tokenizers || exit 1
 echo "unit-py310: $("$VENV/bin/python" --version) in $VENV"
 "$VENV/bin/python" -m pytest -m "not e2e and not slow" -n 2 -q -p no:cacheprovider \

@@ -4,16 +4,17 @@ A rule says "correct" only when (docs/canonical-answers.md):
 
 1. it reads the whole completion (at most ``max_completion_chars``), and the completion holds no
    invisible character (Unicode format characters: zero-width, bidirectional controls);
-2. the final line is a statement in the shared grammar (``answer_types.statement``) whose value
-   is in the answer type's own grammar (``answer_types.<type>``);
-3. every other answer the completion states (boxes, markers, and for numbers and letters lines
-   that are only a value) is that same answer;
-4. the value is proven equal to the reference, and each link of a chain ("6 * 7 = 42") to it.
+2. its final statement, found by construction (``adapter.rules.layout``: the last block, what
+   stands above it), parses whole in the statement grammar joined to its answer type's grammar
+   (``adapter.rules.statement``), one way only, and the type reads an answer from it;
+3. every other answer the completion states after its reasoning (boxes, "answer" markers, earlier
+   statements, and for numbers and letters lines that are only a value) is that same answer;
+4. the answer is proven equal to the reference, with every link of its chain.
 
 A value in the grammar proven different is a sure mismatch where the type's difference is proof
-(numbers, letters). Everything else is "unsure": the cascade asks the judge, the fallback pays
-the unsure reward. There is no list of wrong shapes to keep up to date: what is not written in
-the grammar is not paid.
+(numbers, letters, expressions). Everything else is "unsure": the cascade asks the judge, the
+fallback pays the unsure reward. There is no list of wrong shapes to keep up to date: what is not
+written in the grammar is not paid.
 """
 
 from __future__ import annotations
@@ -24,16 +25,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 from adapter.rules.answer_types import GRAMMARS, AnswerTypeGrammar, CanonicalAnswer, Equality, Question
-from adapter.rules.answer_types.statement import final_statement, split_chain, stated_answers
+from adapter.rules.layout import Block, blocks, reasoning_end, sentence_starts
 from adapter.rules.settings import RuleSettings
+from adapter.rules.statement import MAX_READINGS, MAX_STATEMENT_CHARS, Reading, is_header, readings
 from adapter.rules.symbolic import SymbolicTimeout, TooCostly
 
 __all__ = ["Proof", "prove"]
 
 Outcome = Literal["match", "mismatch", "unsure", "timeout", "too_costly"]
 MAX_SHOWN_CHARS = 80
-# A canonical value is short; a longer one is never read (and the grammars' patterns stay linear).
-MAX_VALUE_CHARS = 2_000
+# Where an earlier answer may be stated: after these (case ignored), up to the clause's end.
+_MARKERS = ("answer is", "answer:", "####")
+_CLAUSE_ENDS = ("\n", ". ", ";", "! ", "? ")
+MAX_CLAUSE_CHARS = 200
+# An earlier line this short may be a bare value ("41" above a final "42"); a longer one states
+# an answer only with a marker, a box or a tag.
+MAX_BARE_LINE_CHARS = 64
+_STATED = ("answer", "####", "\\boxed", "<answer>")
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,14 @@ class Proof:
     explanation: str
     extracted: str | None = None
     proven: bool = False
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """The final statement's answer and where the statement starts in the completion."""
+
+    answer: CanonicalAnswer
+    start: int
 
 
 def _shown(text: str) -> str:
@@ -67,24 +83,118 @@ def _invisible(text: str) -> bool:
     return not text.isascii() and any(unicodedata.category(char) == "Cf" for char in text)
 
 
-def _canonical(grammar: AnswerTypeGrammar, text: str, question: Question) -> CanonicalAnswer | None:
-    return grammar.canonical(text, question) if len(text) <= MAX_VALUE_CHARS else None
+def _answers(
+    found: list[Reading], grammar: AnswerTypeGrammar, question: Question, marked_ok: bool, bare_ok: bool
+) -> list[CanonicalAnswer] | None:
+    """The answers the allowed readings state (None: more readings than can be told apart)."""
+    if len(found) > MAX_READINGS:
+        return None
+    allowed = [r for r in found if r.opens or (marked_ok if r.marked else bare_ok)]
+    return [answer for r in allowed if (answer := grammar.read(r, question)) is not None]
 
 
-def _other_answer(
-    before: str, answer: CanonicalAnswer, grammar: AnswerTypeGrammar, question: Question
-) -> str | None:
-    """An answer stated above the final line that is not ``answer``, as written, or None."""
-    stated = stated_answers(before)
-    for text in stated.answers:
-        other = _canonical(grammar, text, question)
-        if other is None or other.key != answer.key:
+def _one(answers: list[CanonicalAnswer]) -> CanonicalAnswer | None:
+    return answers[0] if len({a.key for a in answers}) == 1 else None
+
+
+def _final_statement(
+    completion: str, body_start: int, grammar: AnswerTypeGrammar, question: Question
+) -> _Stated | str:
+    """The final statement's answer, or why there is none."""
+    found = blocks(completion[body_start:], body_start)
+    filled = [i for i, block in enumerate(found) if not block.blank]
+    if not filled:
+        return "no final statement after the reasoning"
+    final = found[filled[-1]]
+    if final.code:
+        return "the completion ends in a code block"
+    above = found[filled[-1] - 1] if filled[-1] > 0 else None
+    header_above = len(filled) > 1 and is_header(grammar.value_grammar, found[filled[-2]].text)
+    starts_afresh = (
+        above is None or above.blank or above.ends_a_paragraph() or header_above or final.starts_afresh()
+    )
+    answers = _answers(
+        readings(grammar.value_grammar, final.text), grammar, question,
+        marked_ok=starts_afresh, bare_ok=len(filled) == 1 or header_above,
+    )  # fmt: skip
+    if answers is None or len({a.key for a in answers}) > 1:
+        return f"the final statement {_shown(final.text.strip())} reads more than one way"
+    if answers:
+        return _Stated(answers[0], final.start)
+    if final.element in ("\\[", "$$") and above is not None and not starts_afresh:
+        # A display block ends the sentence the line above starts ("So, the area is:" then \[...\]).
+        joined = f"{above.text} {final.text}"
+        answer = _one(_answers(readings(grammar.value_grammar, joined), grammar, question, True, False) or [])
+        if answer is not None:
+            return _Stated(answer, above.start)
+    if not final.element:
+        for start, sentence in sentence_starts(final.text):
+            tail = [r for r in readings(grammar.value_grammar, final.text[start:]) if sentence or (r.led and r.opens)]
+            answer = _one(_answers(tail, grammar, question, marked_ok=True, bare_ok=False) or [])
+            if answer is not None:
+                return _Stated(answer, final.start + start)
+    return f"the final statement {_shown(final.text.strip())} is not a canonical {grammar.name} answer"
+
+
+def _clauses(before: str) -> list[str]:
+    """The clause after each answer marker in ``before``."""
+    lowered = before.lower()
+    clauses = []
+    for marker in _MARKERS:
+        at = lowered.find(marker)
+        while at >= 0:
+            begin = at + len(marker)
+            ends = [e for e in (lowered.find(end, begin) for end in _CLAUSE_ENDS) if e >= 0]
+            clause = before[begin : min([*ends, begin + MAX_CLAUSE_CHARS])].strip(" :*\t")
+            if any(char.isalnum() for char in clause):
+                clauses.append(clause)
+            at = lowered.find(marker, begin)
+    return clauses
+
+
+def _boxes(before: str) -> list[str]:
+    """Each ``\\boxed{...}`` in ``before``, whole."""
+    found = []
+    at = before.find("\\boxed{")
+    while at >= 0:
+        depth, end = 0, at + len("\\boxed")
+        for end in range(at + len("\\boxed"), len(before)):
+            depth += (before[end] == "{") - (before[end] == "}")
+            if depth == 0:
+                break
+        found.append(before[at : end + 1])
+        at = before.find("\\boxed{", end + 1)
+    return found
+
+
+def _may_state(block: Block, grammar: AnswerTypeGrammar) -> bool:
+    """Whether an earlier block may be a statement (the rest are prose the grammar cannot read)."""
+    text = block.text.strip()
+    if not text or len(text) > MAX_STATEMENT_CHARS:
+        return False
+    lowered = text.lower()
+    return any(mark in lowered for mark in _STATED) or (
+        grammar.bare_values_state_answers and len(text) <= MAX_BARE_LINE_CHARS
+    )
+
+
+def _other_answer(before: str, answer: CanonicalAnswer, grammar: AnswerTypeGrammar, question: Question) -> str | None:
+    """An answer stated before the final statement that is not ``answer``, as written, or None."""
+    value_grammar = grammar.value_grammar
+    for text in _boxes(before) + _clauses(before):
+        stated = _answers(readings(value_grammar, text.removesuffix("."), start="slot"), grammar, question, True, True)
+        if _one(stated or []) is None or stated[0].key != answer.key:  # type: ignore[index]
             return text
-    for text, marked in stated.statements:
-        if marked or grammar.bare_values_state_answers:
-            other = _canonical(grammar, text, question)
-            if other is not None and other.key != answer.key:
-                return text
+    for block in blocks(before):
+        if block.code or not _may_state(block, grammar):
+            continue
+        stated = [  # prose ("It is in the south.") and steps of the work ("6 * 7 = 42") state no answer
+            r for r in readings(value_grammar, block.text)
+            if not r.weak and (r.marked or (grammar.bare_values_state_answers and r.value.data != "chain"))
+        ]  # fmt: skip
+        others = [other for r in stated if (other := grammar.read(r, question)) is not None]
+        if any(other.key != answer.key for other in others) or (not others and any(r.marked for r in stated)):
+            return block.text.strip()
     return None
 
 
@@ -94,23 +204,12 @@ def _prove(completion: str, grammar: AnswerTypeGrammar, question: Question) -> P
         return _unsure(f"longer than the {settings.max_completion_chars:,} characters the rule reads")
     if _invisible(completion):
         return _unsure("holds invisible characters (zero-width or bidirectional controls)")
-    statement = final_statement(completion)
-    if statement is None:
-        return _unsure("no final statement on the last line")
-    whole = "=" in question.reference or not grammar.chains
-    links = [statement.value] if whole else split_chain(statement.value)
-    answer = _canonical(grammar, links[-1], question)
-    in_grammar = all(
-        len(link) <= MAX_VALUE_CHARS and grammar.link_in_grammar(link, question) for link in links[:-1]
-    )
-    if answer is None or not in_grammar:
-        return _unsure(
-            f"the final statement {_shown(statement.value)} is not a canonical {grammar.name} answer"
-        )
-    bare_in_text = not statement.marked and completion.strip() != completion[statement.start :].strip()
-    if grammar.bare_value_is_whole_completion and bare_in_text:
-        return _unsure("a bare text answer that is not the whole completion", answer.text)
-    other = _other_answer(completion[: statement.start], answer, grammar, question)
+    body_start = reasoning_end(completion, question.prompt)
+    stated = _final_statement(completion, body_start, grammar, question)
+    if isinstance(stated, str):
+        return _unsure(stated)
+    answer = stated.answer
+    other = _other_answer(completion[body_start : stated.start], answer, grammar, question)
     if other is not None:
         return _unsure(f"states another answer before the final one ({_shown(other)})", answer.text)
     deadline = time.monotonic() + settings.symbolic_timeout
@@ -124,11 +223,6 @@ def _prove(completion: str, grammar: AnswerTypeGrammar, question: Question) -> P
         return _unsure(
             f"{_shown(answer.text)} is not proven equal to {_shown(question.reference)}", answer.text
         )
-    for link in links[:-1]:
-        if not grammar.link_holds(link, answer, question, _time_left(deadline)):
-            return _unsure(
-                f"the chain's link {_shown(link)} is not proven equal to {_shown(answer.text)}", answer.text
-            )
     return Proof(
         "match", f"{_shown(answer.text)} equals {_shown(question.reference)}", answer.text, proven=True
     )

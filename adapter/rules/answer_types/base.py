@@ -1,9 +1,10 @@
-"""What every answer type gives: its canonical grammar and proof of equality (the rule reward),
-and its judge hints (the judge's rubric for it).
+"""What every answer type gives: the grammar of its value, how it reads and compares a value, and
+its judge hints (the judge's rubric for it).
 
-A rule pays a completion only when its final statement holds an answer written in its type's
-grammar and that answer is proven equal to the reference (``adapter.rules.proof``). Each type is
-one module of this package; ``adapter.rules.answer_types`` is their registry.
+A rule pays a completion only when its final statement parses whole in the shared statement
+grammar joined to its type's ``value`` grammar, and the answer read from it is proven equal to the
+reference (``adapter.rules.proof``). Each type is one module of this package with its grammar file
+beside it (``number.py`` and ``number.lark``); ``adapter.rules.answer_types`` is their registry.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Protocol
 
 from adapter.rules.settings import RuleSettings
+from adapter.rules.statement import Reading
 
-__all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "Unchained"]
+__all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "grammar_file"]
 
 
 @dataclass(frozen=True)
@@ -29,33 +32,37 @@ class Question:
 
 @dataclass(frozen=True)
 class CanonicalAnswer:
-    """An answer in its type's grammar: the text as written and a key that compares spellings
-    ("1/2" and "0.5" have one key; "B" and "(B) Mercury" too)."""
+    """An answer read in its type's grammar: the text as written, a key that compares answers
+    ("1/2" and "0.5" have one key; "B" and "(B) Mercury" too), and what the type needs to prove it
+    (``detail``: a number's exact value and precision, a chain's links)."""
 
     text: str
     key: Hashable
+    detail: object = None
 
 
 class Equality(Enum):
-    """What a type's proof rule found: equal, proven different, or no proof either way."""
+    """What a type's proof found: equal, proven different, or no proof either way."""
 
     EQUAL = "equal"
     DIFFERENT = "different"
     UNPROVEN = "unproven"
 
 
+def grammar_file(module_file: str) -> str:
+    """The grammar file beside a type's module (``number.py`` -> ``number.lark``)."""
+    return Path(module_file).with_suffix(".lark").read_text(encoding="utf-8")
+
+
 class AnswerTypeGrammar(Protocol):
     """One answer type's part in the rule reward."""
 
     name: str
+    # The type's grammar of a value (Lark EBNF defining ``value``), joined to statement.lark.
+    value_grammar: str
     # An earlier line or sentence that is only a value of this type ("41" before a final "42") is
     # another stated answer; for expressions it is a step of the work.
     bare_values_state_answers: bool
-    # A bare value (no marker, no box) is an answer only as the whole completion ("Paris", not
-    # "Lyon is large.\nParis"): for text, which reasoning lines are too much like.
-    bare_value_is_whole_completion: bool
-    # "6 * 7 = 42": the final statement may be a chain whose every link is proven equal.
-    chains: bool
     # A canonical answer proven different from the reference is a sure 0 (else: the judge's).
     mismatch_is_proof: bool
     # A completion with no final answer at all (empty, an answer-free opener, a spray of candidates)
@@ -73,32 +80,12 @@ class AnswerTypeGrammar(Protocol):
         what a marker such as ``\\boxed{}`` or "the answer is" holds), or None."""
         ...
 
-    def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
-        """``text`` (the whole value of a final statement) read in the grammar, or None."""
+    def read(self, reading: Reading, question: Question) -> CanonicalAnswer | None:
+        """The answer a parsed value states, or None where the type's allow-lists refuse it (a
+        unit the question does not ask for, a letter the reference does not use, ...)."""
         ...
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
-        """Is ``answer`` the reference? (may raise ``SymbolicTimeout`` or ``TooCostly``)."""
+        """Is ``answer`` (with every link of its chain) the reference? (may raise
+        ``SymbolicTimeout`` or ``TooCostly``)."""
         ...
-
-    def link_in_grammar(self, link: str, question: Question) -> bool:
-        """Whether a chain's earlier ``link`` is written in the grammar (else the chain is no statement)."""
-        ...
-
-    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
-        """Is a chain's earlier ``link`` (as written) proven equal to its final ``answer``?"""
-        ...
-
-
-class Unchained:
-    """For types whose final statement is one value, never a chain ("A = B" is no letter)."""
-
-    chains = False
-
-    def link_in_grammar(self, link: str, question: Question) -> bool:
-        """No link is in the grammar."""
-        return False
-
-    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
-        """No link holds."""
-        return False

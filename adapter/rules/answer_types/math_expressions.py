@@ -1,128 +1,88 @@
-"""MATH_EXPRESSIONS: a LaTeX or plain expression from a restricted token set, proven equal.
+"""MATH_EXPRESSIONS: an expression in a strict LaTeX subset, proven equal (grammar:
+``math_expressions.lark``).
 
-The grammar of X (docs/canonical-answers.md)::
-
-    X     := [name "="] expr ("," [name "="] expr)*     (a list or a relation only when the
-                                                       reference is one)
-    expr  := ASCII digits, ".", "+ - * / ^ _ ( ) [ ] { }", spaces, the reference's own letters
-             (a run of letters is a product of them: "ab"), the functions sin cos tan sec csc cot
-             log ln exp sqrt and their arc- forms, and the LaTeX commands \\frac \\dfrac \\tfrac
-             \\sqrt \\cdot \\times \\div \\left \\right \\infty \\pi \\sin ... \\ln, the spacing
-             commands "\\, \\; \\! \\ ", and the reference's own Greek letters
-    name  := one of the reference's letters, optionally "(" its letters ")": "y", "f(x)"
-
-Digits separated by a space ("1 000") are not in the grammar either. Anything else (a word, "\\text", "\\neq", "\\approx", "\\pm", another letter) is not in the
-grammar. The final statement may be a chain "E = ... = X" whose every link is proven equal to X.
-Equality is math-verify's (``symbolic.math_equal``, bounded in time); a difference is proven only
-by different exact values at a rational point (``symbolic.math_differs``): relations, sets and
-expressions math-verify reads oddly are left to the judge.
+Allow-lists: the reference's own letters (a run of letters is a product of them) and Greek
+letters; a subscript only where the reference writes one; a list only where the reference is one.
+Equality is math-verify's (``symbolic.math_equal``, bounded in time), never for a decimal where the
+reference writes none (3.141593 is not \\pi). A difference is proven only by different exact values
+at a rational point (``symbolic.math_differs``). A chain "E = ... = X" is proven link by link: a
+name ("y", "f(x)") states X (where the reference is "name = value", the same name), every other
+link is proven equal to X. A reference that is an equation ("x^2 + y^2 = 1") is matched only
+whole, by an equation math-verify proves the same.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
+from fractions import Fraction
 
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question
+from lark import Token, Tree
+
+from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
 from adapter.rules.extract import trailing_expression
+from adapter.rules.statement import Reading, readings, span, unwrap
 from adapter.rules.symbolic import math_differs, math_equal
 
 __all__ = ["GRAMMAR", "MathExpressionsGrammar"]
 
 _FUNCTIONS = frozenset(
-    [
-        "sin",
-        "cos",
-        "tan",
-        "sec",
-        "csc",
-        "cot",
-        "arcsin",
-        "arccos",
-        "arctan",
-        "sinh",
-        "cosh",
-        "tanh",
-        "log",
-        "ln",
-        "exp",
-        "sqrt",
-    ]
+    "sin cos tan sec csc cot arcsin arccos arctan sinh cosh tanh log ln exp sqrt".split()
 )
-_GREEK = frozenset(
-    [
-        "alpha",
-        "beta",
-        "gamma",
-        "delta",
-        "epsilon",
-        "theta",
-        "lambda",
-        "mu",
-        "nu",
-        "rho",
-        "sigma",
-        "tau",
-        "phi",
-        "omega",
-    ]
-)
-_COMMANDS = (
-    frozenset({"frac", "dfrac", "tfrac", "cdot", "times", "div", "left", "right", "infty", "pi"}) | _FUNCTIONS
-)
-_SPACING = re.compile(r"\\[,;! ]")
-_COMMAND = re.compile(r"\\([A-Za-z]+)")
-_LETTERS = re.compile(r"[A-Za-z]+")
-_ALLOWED = re.compile(r"[0-9A-Za-z.+\-*/^_()\[\]{}, =\\]*")
-# "1 000": a thousands space or two numbers; either way no one expression.
-_SPACED_DIGITS = re.compile(r"\d\s+\d")
-_NAME = re.compile(r"\s*[A-Za-z](?:\s*\(\s*[A-Za-z](?:\s*,\s*[A-Za-z])*\s*\))?\s*")
 
 
-def _reference_symbols(reference: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The reference's single letters (outside commands and function names) and Greek letters."""
-    greek = frozenset(c for c in _COMMAND.findall(reference) if c in _GREEK)
-    bare = _COMMAND.sub(" ", reference)
-    letters = {c for run in _LETTERS.findall(bare) if run not in _FUNCTIONS for c in run}
-    return frozenset(letters), greek
+@dataclass(frozen=True)
+class Statement:
+    """A stated expression: its final value as written and each earlier link (names included)."""
+
+    final: str
+    links: tuple[str, ...]
 
 
-def _balanced(text: str) -> bool:
-    depth = {"(": 0, "[": 0, "{": 0}
-    closing = {")": "(", "]": "[", "}": "{"}
-    for char in text:
-        if char in depth:
-            depth[char] += 1
-        elif char in closing:
-            depth[closing[char]] -= 1
-            if depth[closing[char]] < 0:
-                return False
-    return not any(depth.values())
+def _run(text: str, at: int) -> int:
+    """Where the run of ASCII letters starting at ``at`` ends."""
+    while at < len(text) and text[at].isascii() and text[at].isalpha():
+        at += 1
+    return at
 
 
-def in_grammar(text: str, reference: str) -> bool:
-    """Whether ``text`` is built only from the grammar's tokens, for this reference."""
-    if not text.strip() or not _ALLOWED.fullmatch(text) or not _balanced(text) or _SPACED_DIGITS.search(text):
-        return False
-    letters, greek = _reference_symbols(reference)
-    spaced = _SPACING.sub(" ", text)
-    for command in _COMMAND.findall(spaced):
-        if command not in _COMMANDS and command not in greek:
-            return False
-    if "\\" in _COMMAND.sub(" ", spaced):
-        return False  # a lone backslash or "\\\\"
-    for run in _LETTERS.findall(_COMMAND.sub(" ", spaced)):
-        if run not in _FUNCTIONS and not set(run) <= letters:
-            return False
-    return True
+def _symbols(reference: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The reference's single letters (outside commands and function names) and its commands."""
+    letters: set[str] = set()
+    commands: set[str] = set()
+    at = 0
+    while at < len(reference):
+        if reference[at] == "\\":
+            end = _run(reference, at + 1)
+            commands.add(reference[at + 1 : end])
+        elif reference[at].isascii() and reference[at].isalpha():
+            end = _run(reference, at)
+            if reference[at:end] not in _FUNCTIONS:
+                letters.update(reference[at:end])
+        else:
+            end = at + 1
+        at = max(end, at + 1)
+    return frozenset(letters), frozenset(commands)
+
+
+def _is_name(link: str) -> bool:
+    """ "y", "f(x)", "g(x, y)": a name a chain may start with."""
+    text = "".join(link.split())
+    if len(text) == 1:
+        return text.isalpha()
+    head, _, rest = text.partition("(")
+    return len(head) == 1 and head.isalpha() and rest.endswith(")") and rest[:-1].replace(",", "").isalpha()
+
+
+def _has_decimal(text: str) -> bool:
+    return any(text[i] == "." and text[i - 1].isdigit() and text[i + 1].isdigit() for i in range(1, len(text) - 1))
 
 
 class MathExpressionsGrammar:
     """MATH_EXPRESSIONS: see the module docstring."""
 
     name = "MATH_EXPRESSIONS"
-    bare_value_is_whole_completion = False
+    value_grammar = grammar_file(__file__)
     bare_values_state_answers = False
-    chains = True
     mismatch_is_proof = True
     format_gated = True
     needs_a_number = False
@@ -132,34 +92,88 @@ class MathExpressionsGrammar:
         """The marked answer, else the expression the completion ends on."""
         return anchored or trailing_expression(text)
 
-    def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
-        """``text`` in the grammar (a relation or list only for such a reference), or None."""
-        text = text.strip()
-        if not in_grammar(text, question.reference):
+    def _statement(self, value: Tree[Token], source: str) -> Statement:
+        links: list[str] = []
+        while value.data == "chain":
+            link, slot = (c for c in value.children if isinstance(c, Tree))
+            links.append(span(link, source).strip())
+            value, _ = unwrap(slot)
+        return Statement(final=span(value, source).strip(), links=tuple(links))
+
+    def _reference(self, question: Question) -> tuple[Tree[Token], Statement] | None:
+        found = readings(self.value_grammar, question.reference.strip(), start="slot")
+        statements = {self._statement(r.value, r.source) for r in found}
+        if len(statements) != 1:
             return None
-        relation = "=" in question.reference
-        if not relation and ("=" in text or "," in text.replace("{,}", "")):
+        return found[0].value, statements.pop()
+
+    def read(self, reading: Reading, question: Question) -> CanonicalAnswer | None:
+        """The reading's expression, when it uses only what the allow-lists give, or None."""
+        letters, commands = _symbols(question.reference)
+        tokens = list(reading.value.scan_values(lambda v: isinstance(v, Token)))
+        for token in tokens:
+            if token.type == "LETTERS" and not set(str(token)) <= letters:
+                return None
+            if token.type == "GREEK" and str(token)[1:] not in commands:
+                return None
+        if "_" not in question.reference and any(reading.value.find_data("subscript")):
             return None
-        return CanonicalAnswer(text=text, key=re.sub(r"\s|\\[,;! ]", "", text))
+        reference = self._reference(question)
+        is_list = reference[0].data == "list" if reference else "," in question.reference
+        if any(reading.value.find_data("list")) and not is_list:
+            return None
+        statement = self._statement(reading.value, reading.source)
+        return CanonicalAnswer(text=statement.final, key="".join(statement.final.split()), detail=statement)
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
-        """math-verify's equivalence; different only with different values at a rational point."""
-        if math_equal(question.reference, answer.text, timeout_s):
-            return Equality.EQUAL
-        if math_differs(question.reference, answer.text, timeout_s):
-            return Equality.DIFFERENT
-        return Equality.UNPROVEN
+        """Every link, then math-verify's equivalence; different only at a rational point."""
+        statement = answer.detail
+        if not isinstance(statement, Statement):
+            return Equality.UNPROVEN
+        found = self._reference(question)
+        reference = found[1] if found else Statement(final=question.reference.strip(), links=())
+        names = [link for link in reference.links if _is_name(link)]
+        if len(names) != len(reference.links):  # an equation: matched whole only
+            whole = " = ".join((*statement.links, statement.final))
+            same_shape = len(statement.links) == len(reference.links)
+            return Equality.EQUAL if same_shape and math_equal(question.reference, whole, timeout_s) else Equality.UNPROVEN
+        equality = _final_equality(statement.final, reference.final, timeout_s)
+        if equality is Equality.EQUAL and not self._links_hold(statement, names, timeout_s):
+            return Equality.UNPROVEN
+        return equality
 
-    def link_in_grammar(self, link: str, question: Question) -> bool:
-        """A name ("y", "f(x)") or an expression in the grammar."""
-        return bool(_NAME.fullmatch(link)) or in_grammar(link, question.reference)
+    def _links_hold(self, statement: Statement, names: list[str], timeout_s: float) -> bool:
+        """Every link is a name (the reference's own, where it names one) or proven equal to the final."""
+        named = {"".join(name.split()) for name in names}
+        for link in statement.links:
+            if _is_name(link):
+                if named and "".join(link.split()) not in named:
+                    return False
+            elif not math_equal(statement.final, link, timeout_s):
+                return False
+        return True
 
-    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
-        """A name ("y", "f(x)") that is not in the answer states it; any other link is proven equal."""
-        name = _NAME.fullmatch(link)
-        if name:
-            return link.strip()[0] not in _COMMAND.sub(" ", answer.text)
-        return in_grammar(link, question.reference) and math_equal(answer.text, link, timeout_s)
+
+def _exact(text: str) -> Fraction | None:
+    """A plain decimal or ratio ("0.5", "-3/4") as its exact value, else None."""
+    try:
+        return Fraction("".join(text.split()))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _final_equality(final: str, reference: str, timeout_s: float) -> Equality:
+    """The final expression against the reference's: a decimal only as an exact rational."""
+    if _has_decimal(final) and not _has_decimal(reference):  # 3.141593 is not \pi; 0.5 is 1/2
+        mine, theirs = _exact(final), _exact(reference)
+        if mine is None or theirs is None:
+            return Equality.UNPROVEN
+        return Equality.EQUAL if mine == theirs else Equality.UNPROVEN  # a rounding is the judge's
+    if math_equal(reference, final, timeout_s):
+        return Equality.EQUAL
+    if math_differs(reference, final, timeout_s):
+        return Equality.DIFFERENT
+    return Equality.UNPROVEN
 
 
 GRAMMAR = MathExpressionsGrammar()

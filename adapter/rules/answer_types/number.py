@@ -1,182 +1,195 @@
-"""NUMBER: a plain ASCII number, as a rule can prove it equal.
+"""NUMBER: one number, exactly the value of the digits written (grammar: ``number.lark``).
 
-The grammar of X (docs/canonical-answers.md)::
+Reading: a number is an exact rational of its digits ("1,234" is 1234, "0.1" is 1/10, "3 \\times
+10^{4}" is 30000, an integer of any length exactly); "%" divides by 100 on both sides. Allow-lists:
+a currency sign only where the question writes amounts with "$" or says "dollar"; "%" only where
+the question or the reference does; a unit only where the question asks for it ("how many days",
+"number of apples", "in minutes") or the reference carries it, never converted.
 
-    X      := [currency] number ["%"] [unit]
-    number := ["-" | "+"] digits ["." digits] [("e" | "E") ["-" | "+"] digits]
-            | ["-"] digits "/" digits  |  ["-"] \\frac{digits}{digits}
-            | number ("\\times" | "\\cdot") "10^" ["{"] exponent ["}"]
-    digits := 0-9, with thousands commas ("3,600") allowed
-
-A currency sign ("$", "\\$") only where the question writes amounts with it or says "dollar"; "%"
-only where the question or the reference does; a unit is one or two words that the question or
-the reference names, never a word that changes the value ("thousand", "more", "squared") and
-never one of several units of one kind the question names ("72 minutes" when it names hours and
-minutes, unless it is the one asked: "How many seconds ..."). The final statement may be a chain
-"E = ... = X" whose links are arithmetic (``arithmetic``), each equal to X at X's precision, after
-an optional one-letter name ("x = 42").
-
-Equality: ``numbers_equal`` (tolerances and exactness as in the rule settings); a reference that
-is no plain number ("2\\sqrt{3}") is compared symbolically, and a difference there is no proof.
+Equality: the same exact value. Only a reference written as an inexact decimal (more significant
+digits than ``rules.rel_tol`` resolves, "6.62607015e-34") is matched within ``rel_tol`` relative.
+A different value is a proven mismatch, except where it may be a rounding of the reference at the
+answer's own precision ("0.33" for "1/3") or where "%" stands on one side only: the judge decides
+those. A reference that is no number in the grammar ("2\\sqrt{3}") is compared symbolically, and
+only with an exact answer (a decimal is no proof of an exact constant). Every link of a chain
+("6 \\times 7 = 42", "x = 42") is evaluated exactly and must be the final number: exactly for an
+integer or fraction, within half a unit of its last digit for a decimal.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from fractions import Fraction
 
-from adapter.rules.answer_types.arithmetic import NotArithmetic, evaluate
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question
-from adapter.rules.number import final_number_text, numbers_equal, parse_number
+from lark import Token, Tree
+
+from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
+from adapter.rules.number import final_number_text
+from adapter.rules.statement import Reading, readings, span, unwrap
 from adapter.rules.symbolic import math_equal
 
-__all__ = ["GRAMMAR", "NumberGrammar"]
+__all__ = ["GRAMMAR", "NumberGrammar", "Quantity"]
 
-_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
-_NUMBER = re.compile(
-    r"(?P<number>[-+]?(?:" + _DIGITS + r"(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
-    r"|-?\d+\s*/\s*\d+"
-    r"|-?\\[dt]?frac\{\s*\d+\s*\}\{\s*\d+\s*\}"
-    r"|[-+]?" + _DIGITS + r"(?:\.\d+)?\s*\\(?:times|cdot)\s*10\s*\^\s*(?:\{\s*[-+]?\d+\s*\}|[-+]?\d))"
-)
-_VALUE = re.compile(
-    r"(?P<currency>\\?\$)?(?P<number>[^%$]+?)\s*(?P<percent>%)?"
-    r"(?:\s+(?P<unit>[A-Za-z]+(?: [A-Za-z]+)?))?"
-)
-_TIMES_TEN = re.compile(r"\s*\\(?:times|cdot)\s*10\s*\^\s*\{?\s*([-+]?\d+)\s*\}?$")
-_FRAC = re.compile(r"(-?)\\[dt]?frac\{\s*(\d+)\s*\}\{\s*(\d+)\s*\}")
-_WORD = re.compile(r"[A-Za-z]+")
-_NAME = re.compile(r"[A-Za-z]")
-# Words that change a number's value or commitment: never a unit.
-_NOT_UNITS = frozenset(
-    [
-        "hundred",
-        "hundreds",
-        "thousand",
-        "thousands",
-        "million",
-        "millions",
-        "billion",
-        "billions",
-        "trillion",
-        "trillions",
-        "dozen",
-        "dozens",
-        "grand",
-        "k",
-        "m",
-        "b",
-        "bn",
-        "more",
-        "less",
-        "fewer",
-        "greater",
-        "smaller",
-        "larger",
-        "higher",
-        "lower",
-        "over",
-        "under",
-        "above",
-        "below",
-        "least",
-        "most",
-        "times",
-        "squared",
-        "cubed",
-        "percent",
-        "plus",
-        "minus",
-        "not",
-        "no",
-        "or",
-        "and",
-        "maybe",
-        "about",
-        "approximately",
-        "roughly",
-        "nearly",
-        "almost",
-        "exactly",
-        "only",
-        "is",
-        "are",
-        "was",
-        "were",
-    ]
-)
-# Units by kind: the question naming two of one kind asks in one of them.
-_UNIT_KINDS = {
-    "time": "second seconds sec secs minute minutes min mins hour hours hr hrs h day days week weeks month "
-    "months year years",
-    "length": "metre metres meter meters m km kilometre kilometres kilometer kilometers cm centimetre "
-    "centimetres centimeter centimeters mm millimetre millimetres millimeter millimeters mile miles foot "
-    "feet ft inch inches yard yards",
-    "mass": "gram grams g kg kilogram kilograms mg milligram milligrams pound pounds lb lbs ounce ounces oz "
-    "tonne tonnes ton tons",
-    "volume": "litre litres liter liters l ml millilitre millilitres milliliter milliliters gallon gallons",
-    "money": "dollar dollars cent cents euro euros penny pennies pence",
-}
-_ASKED_UNIT = re.compile(r"\b(?:how many|how much|number of|in)\s+([A-Za-z]+)", re.IGNORECASE)
-_KIND_OF = {unit: kind for kind, units in _UNIT_KINDS.items() for unit in units.split()}
+MAX_EXPONENT = 64
+MAX_BITS = 4_096
+_ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
 
 
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
+class NotExact(ValueError):
+    """A link's value is out of bounds (too large an exponent or number, a division by zero)."""
 
 
-def _unit_ok(unit: str, question: Question) -> bool:
-    """A unit the question or reference names, that changes no value, of a kind the question does
-    not name twice."""
-    named = _words(question.prompt) | _words(question.reference)
-    words = unit.lower().split()
-    if any(w not in named or w in _NOT_UNITS for w in words):
-        return False
-    kinds = {_KIND_OF[w] for w in words if w in _KIND_OF}
-    same_kind = {w.rstrip("s") for w in _words(question.prompt) if _KIND_OF.get(w) in kinds}
-    if len(same_kind) <= 1:
-        return True
-    asked = {w.lower() for w in _ASKED_UNIT.findall(question.prompt)}
-    return all(w in asked for w in words if w in _KIND_OF)
+@dataclass(frozen=True)
+class Quantity:
+    """A number as written: its exact value ("%" applied), the number before "%" (what a chain's
+    links equal), half a unit of its last digit (0 for an integer or a fraction: exact), whether it
+    carries "%", and its unit words."""
+
+    value: Fraction
+    written: Fraction
+    half_unit: Fraction
+    percent: bool
+    units: tuple[str, ...]
+
+    def inexact(self, rel_tol: float) -> bool:
+        """A decimal with more significant digits than ``rel_tol`` resolves (a rounded value)."""
+        return self.half_unit != 0 and self.value != 0 and 2 * self.half_unit / abs(self.value) < rel_tol
 
 
-def _plain(number: str) -> str:
-    """The number as ``numbers_equal`` reads it ("\\frac{1}{2}" -> "1/2", "3 \\times 10^{4}" -> "3e4")."""
-    frac = _FRAC.fullmatch(number)
-    if frac:
-        return f"{frac.group(1)}{frac.group(2)}/{frac.group(3)}"
-    ten = _TIMES_TEN.search(number)
-    if ten:
-        return f"{number[: ten.start()].strip()}e{ten.group(1)}"
-    return number.replace(" ", "")
+@dataclass(frozen=True)
+class Chain:
+    """A stated chain: the final quantity and each earlier link's exact value (None: a name)."""
+
+    final: Quantity
+    links: tuple[Fraction | None, ...]
 
 
-def _value(plain: str) -> Fraction | None:
-    try:
-        if "/" in plain:
-            top, bottom = plain.split("/")
-            return Fraction(top.replace(",", "")) / Fraction(bottom) if Fraction(bottom) else None
-        return Fraction(plain.replace(",", ""))
-    except (ValueError, ZeroDivisionError):
-        return None
+def _words(text: str) -> list[str]:
+    """The text's words and numbers, lower-cased."""
+    return "".join(c.lower() if c.isascii() and c.isalnum() else " " for c in text).split()
 
 
-def _precision(plain: str) -> Fraction:
-    """Half a unit of the number's last written digit (a fraction is exact)."""
-    if "/" in plain:
-        return Fraction(0)
-    mantissa, _, exponent = plain.lower().partition("e")
+def asked_units(prompt: str) -> frozenset[str]:
+    """The words a question asks its answer in: after "how many", "how much", "number of" (two
+    words) and "in" (one)."""
+    words = _words(prompt)
+    asked: set[str] = set()
+    for i, word in enumerate(words[:-1]):
+        if (word, words[i + 1]) in _ASKING:
+            asked.update(words[i + 2 : i + 4])
+        elif word == "in":
+            asked.add(words[i + 1])
+    return frozenset(asked)
+
+
+def _unit_allowed(unit: str, allowed: frozenset[str]) -> bool:
+    return unit in allowed or f"{unit}s" in allowed or (unit.endswith("s") and unit[:-1] in allowed)
+
+
+# The grammar's named terminals: the other tokens of a tree are its literal brackets and signs.
+_NAMED = frozenset({"SIGN", "INT", "DECIMAL", "E_NOTATION", "DIGIT", "CURRENCY", "PERCENT", "UNIT_WORD", "TIMES",
+                    "ADD", "MUL", "NAME"})  # fmt: skip
+
+
+def _tokens(node: Tree[Token]) -> list[Token]:
+    return [child for child in node.children if isinstance(child, Token) and child.type in _NAMED]
+
+
+def _parts(node: Tree[Token]) -> list[Tree[Token] | Token]:
+    return [c for c in node.children if isinstance(c, Tree) or c.type in _NAMED]
+
+
+def _trees(node: Tree[Token]) -> list[Tree[Token]]:
+    return [c for c in node.children if isinstance(c, Tree)]
+
+
+def _magnitude(token: Token) -> tuple[Fraction, Fraction]:
+    """(value, half a unit of the last digit) of an INT, DECIMAL or E_NOTATION token."""
+    text = str(token).replace(",", "")
+    mantissa, _, exponent = text.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
-    return Fraction(1, 2) * Fraction(10) ** (int(exponent or 0) - decimals)
+    power = int(exponent or 0)
+    if abs(power) > MAX_BITS:
+        raise NotExact("exponent out of bounds")
+    value = Fraction(mantissa) * Fraction(10) ** power
+    if token.type == "INT":
+        return value, Fraction(0)
+    return value, Fraction(1, 2) * Fraction(10) ** (power - decimals)
+
+
+def _number(node: Tree[Token]) -> tuple[Fraction, Fraction]:
+    """(exact value, half unit) of a ``number`` node."""
+    tokens = _tokens(node)
+    sign = -1 if tokens and tokens[0].type == "SIGN" and tokens[0] == "-" else 1
+    if node.data == "plain":
+        value, half = _magnitude(_tokens(_trees(node)[0])[0])
+        return sign * value, half
+    ints = [Fraction(str(t).replace(",", "")) for t in tokens if t.type == "INT"]
+    if node.data in ("ratio", "tex_fraction"):
+        signs = [t for t in tokens if t.type == "SIGN"]
+        if node.data == "tex_fraction" and len(signs) == 2 and signs[1] == "-":
+            sign = -sign
+        if ints[-1] == 0:
+            raise NotExact("division by zero")
+        return sign * ints[0] / ints[1], Fraction(0)
+    magnitude = _trees(node)[0]  # scientific: the mantissa, then "10^" and its exponent
+    value, half = _magnitude(_tokens(magnitude)[0])
+    times = next(i for i, t in enumerate(tokens) if t.type == "TIMES")
+    exponent = int("".join(str(t) for t in tokens[times + 1 :] if t.type != "SIGN" or t == "-"))
+    if abs(exponent) > MAX_BITS:
+        raise NotExact("exponent out of bounds")
+    scale = Fraction(10) ** exponent
+    return sign * value * scale, half * scale
+
+
+def _bounded(value: Fraction) -> Fraction:
+    if value.numerator.bit_length() > MAX_BITS or value.denominator.bit_length() > MAX_BITS:
+        raise NotExact("value out of bounds")
+    return value
+
+
+def _evaluate(node: Tree[Token] | Token) -> Fraction:
+    """The exact value of an arithmetic link."""
+    if isinstance(node, Token):
+        if node.type in ("INT", "DECIMAL", "E_NOTATION"):
+            return _magnitude(node)[0]
+        if node.type == "DIGIT":
+            return Fraction(int(node))
+        raise NotExact(f"unexpected {node!s}")
+    children = [c for c in _parts(node) if not (isinstance(c, Token) and c.type == "FRAC")]
+    if node.data == "binary":
+        left, op, right = children
+        a, b = _evaluate(left), _evaluate(right)
+        if op in ("+", "-"):
+            return _bounded(a + b if op == "+" else a - b)
+        if op in ("/", "\\div", "\u00f7"):
+            if b == 0:
+                raise NotExact("division by zero")
+            return _bounded(a / b)
+        return _bounded(a * b)
+    if node.data == "negated":
+        sign, inner = children
+        return -_evaluate(inner) if sign == "-" else _evaluate(inner)
+    if node.data == "raised":
+        base, exponent = (_evaluate(c) for c in children)
+        if exponent.denominator != 1 or abs(exponent) > MAX_EXPONENT or (base == 0 and exponent < 0):
+            raise NotExact("exponent out of bounds")
+        return _bounded(base ** int(exponent))
+    if node.data == "fraction":
+        top, bottom = (_evaluate(c) for c in children)
+        if bottom == 0:
+            raise NotExact("division by zero")
+        return _bounded(top / bottom)
+    (inner,) = children  # sum, product, factor, atom, exponent, literal, magnitude: one part
+    return _evaluate(inner)
 
 
 class NumberGrammar:
     """NUMBER: see the module docstring."""
 
     name = "NUMBER"
-    bare_value_is_whole_completion = False
+    value_grammar = grammar_file(__file__)
     bare_values_state_answers = True
-    chains = True
     mismatch_is_proof = True
     format_gated = True
     needs_a_number = True
@@ -186,57 +199,104 @@ class NumberGrammar:
         """The final number stated (``rules.number.final_number_text``)."""
         return final_number_text(text, anchored)
 
-    def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
-        """``text`` as a number in the grammar, keyed by its exact value, or None."""
-        if not text.isascii():
+    def _quantity(self, node: Tree[Token], question: Question | None) -> Quantity | None:
+        """A ``quantity`` node as a Quantity, or None where an allow-list refuses it (``question``
+        None: the reference itself, which allows what it writes)."""
+        tokens = _tokens(node)
+        number = next(c for c in _trees(node) if c.data != "unit")
+        unit = next((c for c in _trees(node) if c.data == "unit"), None)
+        units = tuple(str(t).lower() for t in _tokens(unit)) if unit is not None else ()
+        percent = any(t.type == "PERCENT" for t in tokens)
+        if question is not None:
+            prompt_words = set(_words(question.prompt))
+            if any(t.type == "CURRENCY" for t in tokens) and not (
+                "$" in question.prompt or {"dollar", "dollars"} & prompt_words
+            ):
+                return None
+            if percent and not ("%" in question.prompt + question.reference or "percent" in prompt_words):
+                return None
+            allowed = asked_units(question.prompt) | set(_words(question.reference))
+            if not all(_unit_allowed(u, allowed) for u in units):
+                return None
+        try:
+            written, half = _number(number)
+        except NotExact:
             return None
-        match = _VALUE.fullmatch(text.strip())
-        if match is None or not _NUMBER.fullmatch(match.group("number")):
+        value = written / 100 if percent else written
+        return Quantity(value, written, half / 100 if percent else half, percent, units)
+
+    def _chain(self, value: Tree[Token], question: Question | None) -> Chain | None:
+        links: list[Fraction | None] = []
+        while value.data == "chain":
+            link, slot = _trees(value)
+            if link.data == "name":
+                links.append(None)
+            else:
+                try:
+                    links.append(_evaluate(link))
+                except NotExact:
+                    return None
+            value, _ = unwrap(slot)
+        final = self._quantity(_trees(value)[0], question)
+        return None if final is None else Chain(final, tuple(links))
+
+    def read(self, reading: Reading, question: Question) -> CanonicalAnswer | None:
+        """The reading's number, through the allow-lists, keyed by its exact value."""
+        chain = self._chain(reading.value, question)
+        if chain is None:
             return None
-        if match.group("currency") and not ("$" in question.prompt or "dollar" in _words(question.prompt)):
-            return None
-        asks_percent = "%" in question.prompt + question.reference or "percent" in _words(question.prompt)
-        if match.group("percent") and not asks_percent:
-            return None
-        if match.group("unit") and not _unit_ok(match.group("unit"), question):
-            return None
-        plain = _plain(match.group("number")) + (match.group("percent") or "")
-        value = _value(plain.rstrip("%"))
-        return None if value is None else CanonicalAnswer(text=plain, key=value)
+        final = chain.final
+        text = span(_final_node(reading.value), reading.source) if reading.value.data == "chain" else reading.text
+        return CanonicalAnswer(text=text.strip(), key=final.value, detail=chain)
+
+    def reference(self, question: Question) -> Quantity | None:
+        """The reference as a number in the grammar, or None (then it is compared symbolically)."""
+        values = {
+            chain.final
+            for found in readings(self.value_grammar, question.reference.strip(), start="slot")
+            if (chain := self._chain(found.value, None)) is not None
+        }
+        return values.pop() if len(values) == 1 else None
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
-        """Equal within the rule's tolerances; different when both are plain numbers."""
-        settings = question.settings
-        if numbers_equal(question.reference, answer.text, settings.rel_tol, settings.abs_tol):
+        """The final number against the reference (exact; relative tolerance for an inexact
+        reference); an equal one is proven only with every link of its chain."""
+        chain = answer.detail
+        if not isinstance(chain, Chain):
+            return Equality.UNPROVEN
+        equality = self._final_equality(chain.final, answer.text, question, timeout_s)
+        if equality is Equality.EQUAL and not self._links_hold(chain):
+            return Equality.UNPROVEN
+        return equality
+
+    def _links_hold(self, chain: Chain) -> bool:
+        """Every arithmetic link is the final number as written: exactly for an integer or a
+        fraction, within half a unit of its last digit for a decimal."""
+        final = chain.final
+        tolerance = final.half_unit * (100 if final.percent else 1)
+        return all(link is None or abs(link - final.written) <= tolerance for link in chain.links)
+
+    def _final_equality(self, final: Quantity, text: str, question: Question, timeout_s: float) -> Equality:
+        reference = self.reference(question)
+        if reference is None:
+            exact = final.half_unit == 0
+            if exact and math_equal(question.reference, text, timeout_s):
+                return Equality.EQUAL
+            return Equality.UNPROVEN
+        rel_tol = question.settings.rel_tol
+        difference = abs(final.value - reference.value)
+        if difference == 0 or (reference.inexact(rel_tol) and difference <= rel_tol * abs(reference.value)):
             return Equality.EQUAL
-        if parse_number(question.reference) is not None:
-            return Equality.DIFFERENT
-        equal = math_equal(question.reference, answer.text, timeout_s)
-        return Equality.EQUAL if equal else Equality.UNPROVEN
+        if final.percent != reference.percent or difference <= final.half_unit:
+            return Equality.UNPROVEN
+        return Equality.DIFFERENT
 
-    def link_in_grammar(self, link: str, question: Question) -> bool:
-        """A link is arithmetic, or a name ("x = 42")."""
-        if _NAME.fullmatch(link):
-            return True
-        try:
-            evaluate(link)
-        except NotArithmetic:
-            return False
-        return True
 
-    def link_holds(self, link: str, answer: CanonicalAnswer, question: Question, timeout_s: float) -> bool:
-        """The link names the answer ("x"), or is arithmetic whose exact value, rounded at the
-        answer's precision, is it."""
-        if _NAME.fullmatch(link):
-            return True
-        value = answer.key
-        if not isinstance(value, Fraction):
-            return False
-        try:
-            link_value = evaluate(link)
-        except NotArithmetic:
-            return False
-        return abs(link_value - value) <= _precision(answer.text.rstrip("%"))
+def _final_node(value: Tree[Token]) -> Tree[Token]:
+    """The final quantity's value node of a chain."""
+    while value.data == "chain":
+        value, _ = unwrap(_trees(value)[1])
+    return value
 
 
 GRAMMAR = NumberGrammar()

@@ -1,47 +1,53 @@
-"""TEXT: the reference itself, as the whole value of the final statement.
+"""TEXT: the reference itself, as the whole value of the final statement (grammar: ``text.lark``).
 
-The grammar of X (docs/canonical-answers.md)::
-
-    X := the reference, or one of the aliases it lists ("Paris | Paris, France"),
-         with case, accents, spacing, punctuation and articles folded
-
-Only the reference's own punctuation may appear ("Washington, D.C." allows "," and "."; "Paris?"
-is a question, not "Paris"). A bare X (no marker, no box) must be the whole completion. A text
-that is not the reference is no proof either way: the judge decides.
+A text is the answer only when, folded, it is the reference or an alias the reference lists
+("Paris | Paris, France"). Folding drops case, runs of spaces, diacritics, a sentence's final
+period and a leading article as a whole word ("The Nile"); every other mark counts ("C++" is not
+"C", "B+" is not "B", "O-" is not "O"). Compatibility forms (full-width letters) are not folded:
+a look-alike is another text. A bare text (no marker, box or tag) is an answer only as the whole
+completion or under an answer header. Any other text is no proof either way: the judge decides.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
 
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, Unchained
-from adapter.rules.text import normalise
+from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
+from adapter.rules.statement import Reading
 
-__all__ = ["GRAMMAR", "TextGrammar", "aliases", "same_text"]
+__all__ = ["GRAMMAR", "TextGrammar", "aliases", "fold", "same_text"]
 
-_ALIAS_SEPARATOR = re.compile(r"\s+\|\s+")
-_MARKS = re.compile(r"[^\w\s]")
+_ARTICLES = ("the ", "a ", "an ")
+_ALIAS_SEPARATOR = " | "
+
+
+def fold(text: str) -> str:
+    """``text`` without case, diacritics, runs of spaces, a final period or a leading article."""
+    decomposed = unicodedata.normalize("NFD", text)
+    bare = "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+    folded = " ".join(bare.split()).removesuffix(".").rstrip()
+    for article in _ARTICLES:
+        if folded.startswith(article) and len(folded) > len(article):
+            return folded[len(article) :]
+    return folded
 
 
 def aliases(reference: str) -> list[str]:
     """The spellings a reference lists ("Paris | Paris, France" lists two)."""
-    return [alias for alias in _ALIAS_SEPARATOR.split(reference.strip()) if alias]
+    return [alias.strip() for alias in reference.strip().split(_ALIAS_SEPARATOR) if alias.strip()]
 
 
 def same_text(written: str, reference: str) -> bool:
-    """``written`` is ``reference`` folded (case, accents, spacing, punctuation, articles), and
-    uses no punctuation the reference does not."""
-    folded = normalise(written)
-    if not folded or folded != normalise(reference):
-        return False
-    return set(_MARKS.findall(written)) <= set(_MARKS.findall(reference))
+    """``written`` is ``reference``, folded."""
+    folded = fold(written)
+    return bool(folded) and folded == fold(reference)
 
 
-class TextGrammar(Unchained):
+class TextGrammar:
     """TEXT: see the module docstring."""
 
     name = "TEXT"
-    bare_value_is_whole_completion = True
+    value_grammar = grammar_file(__file__)
     bare_values_state_answers = False
     mismatch_is_proof = False
     format_gated = False
@@ -52,15 +58,14 @@ class TextGrammar(Unchained):
         """The marked answer, else the whole completion."""
         return anchored or text.strip() or None
 
-    def canonical(self, text: str, question: Question) -> CanonicalAnswer | None:
-        """``text`` when it is the reference (or an alias), else None."""
-        for alias in aliases(question.reference):
-            if same_text(text.strip(), alias):
-                return CanonicalAnswer(text=text.strip(), key=normalise(question.reference))
+    def read(self, reading: Reading, question: Question) -> CanonicalAnswer | None:
+        """The text when it is the reference (or an alias), else None."""
+        if any(same_text(reading.text, alias) for alias in aliases(question.reference)):
+            return CanonicalAnswer(text=reading.text.strip(), key=fold(question.reference))
         return None
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
-        """A canonical text is the reference by construction."""
+        """A text read in the grammar is the reference by construction."""
         return Equality.EQUAL
 
 

@@ -1,0 +1,150 @@
+"""Where a completion's final statement is, by construction: its blocks, the last one, and what
+stands right above it (docs/canonical-answers.md, "Where the final statement is").
+
+- One reasoning block is set aside: a ``<think>`` block that opens the completion, or, where the
+  prompt opened it (the chat template ends the prompt with ``<think>``), everything up to the
+  first ``</think>``. Any other ``</think>`` is text.
+- A block is one line, or one element over several lines: a display block (``\\[`` ... ``\\]``,
+  ``$$`` ... ``$$``), an ``<answer>`` ... ``</answer>`` element, a fenced code block.
+- The final statement is the last block that is not blank. The block right above it must be blank,
+  end a sentence (``.``, ``!``, ``?``), be a display or code block, or be an answer header;
+  otherwise Markdown joins the two lines and a qualifier there ("It is not" / "42") would be cut
+  off. A line that starts with an answer header ends one too ("**Final Answer:** ...").
+- Within one line, a final sentence after other sentences is a statement only when it carries a
+  marker, a box or a tag (``adapter.rules.proof`` asks the grammar).
+
+Nothing here is a pattern over free text: blocks are found by their delimiters, and the grammar
+files decide what a statement is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Block", "blocks", "reasoning_end", "sentence_starts"]
+
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+_SENTENCE_ENDS = (".", "!", "?")
+# Where a display or element opens, and what closes it.
+_ELEMENTS = (("\\[", "\\]"), ("$$", "$$"), ("<answer>", "</answer>"), ("```", "```"))
+# A line indented this much after a blank line is a Markdown code block.
+_INDENT = "    "
+
+
+@dataclass(frozen=True)
+class Block:
+    """A line, or an element over several lines: its text, where it starts in the completion,
+    and what delimits it ("" for a line; "    " for a line of an indented code block)."""
+
+    text: str
+    start: int
+    element: str = ""
+
+    @property
+    def blank(self) -> bool:
+        """A blank line."""
+        return not self.text.strip()
+
+    @property
+    def code(self) -> bool:
+        """A fenced or indented code block: text, never a statement."""
+        return self.element in ("```", _INDENT)
+
+    def ends_a_paragraph(self) -> bool:
+        """A sentence ends here, or an element does: the next line starts afresh."""
+        return bool(self.element) or self.text.rstrip().endswith(_SENTENCE_ENDS)
+
+    def starts_afresh(self) -> bool:
+        """An ``<answer>`` element or a Markdown heading ("#### 42"): a block no line above runs
+        into (a display block may end the sentence above it: "It is not equal to $$42$$")."""
+        return self.element == "<answer>" or self.text.lstrip().startswith("#")
+
+
+def _fenced(text: str) -> list[tuple[int, int]]:
+    """Where the fenced code blocks of ``text`` are (start, end)."""
+    spans, at, opened = [], 0, -1
+    for line in text.split("\n"):
+        if line.strip().startswith("```"):
+            if opened < 0:
+                opened = at
+            else:
+                spans.append((opened, at + len(line)))
+                opened = -1
+        at += len(line) + 1
+    return spans
+
+
+def reasoning_end(completion: str, prompt: str) -> int:
+    """Where the text after the policy's reasoning starts: after the first ``</think>`` outside a
+    code block, where the completion or the prompt opened the block (0 when none did, and
+    ``len(completion)`` when it never closes)."""
+    opened_here = completion.lstrip().startswith(_THINK_OPEN)
+    if not opened_here and not prompt.rstrip().endswith(_THINK_OPEN):
+        return 0
+    fenced = _fenced(completion)
+    close = completion.find(_THINK_CLOSE)
+    while close >= 0 and any(start <= close < end for start, end in fenced):
+        close = completion.find(_THINK_CLOSE, close + 1)
+    if close < 0:
+        return len(completion) if opened_here else 0
+    return close + len(_THINK_CLOSE)
+
+
+def _opens(line: str) -> tuple[str, str] | None:
+    """The element a line opens and leaves open ("\\[" with no "\\]" after it), if any."""
+    stripped = line.strip()
+    for opening, closing in _ELEMENTS:
+        if not stripped.startswith(opening):
+            continue
+        rest = stripped[len(opening) :]
+        if closing not in rest:
+            return opening, closing
+    return None
+
+
+def blocks(text: str, offset: int = 0) -> list[Block]:
+    """``text`` as blocks, in order (``offset``: where ``text`` starts in the completion)."""
+    found: list[Block] = []
+    lines = text.split("\n")
+    at = offset
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        start = at
+        opened = _opens(line)
+        if opened is None:
+            indented = line.startswith((_INDENT, "\t")) and (not found or found[-1].blank or found[-1].code)
+            found.append(Block(line, start, _INDENT if indented and line.strip() else ""))
+            at += len(line) + 1
+            index += 1
+            continue
+        opening, closing = opened
+        end = index + 1
+        while end < len(lines) and closing not in lines[end]:
+            end += 1
+        if end == len(lines):  # never closed: each line is text
+            found.append(Block(line, start))
+            at += len(line) + 1
+            index += 1
+            continue
+        element = "\n".join(lines[index : end + 1])
+        found.append(Block(element, start, opening))
+        at += len(element) + 1
+        index = end + 1
+    return found
+
+
+def sentence_starts(line: str) -> list[tuple[int, bool]]:
+    """Where a statement may start inside ``line``, in order, and whether it starts a sentence:
+    after a ``.``, ``!`` or ``?`` and a space (a sentence), or after a ``,`` and a space (a clause,
+    which counts only when it is led by "so", "thus", ... and a marker: the grammar decides)."""
+    starts = []
+    for index in range(1, len(line) - 1):
+        if line[index - 1] in (*_SENTENCE_ENDS, ",") and line[index] == " ":
+            follow = index + 1
+            while follow < len(line) and line[follow] == " ":
+                follow += 1
+            if follow < len(line):
+                starts.append((follow, line[index - 1] != ","))
+    return starts
