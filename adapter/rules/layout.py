@@ -26,6 +26,8 @@ __all__ = ["Block", "blocks", "reasoning_end", "sentence_starts"]
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
 _SENTENCE_ENDS = (".", "!", "?")
+# How a line may end for the next one to start afresh: a sentence, an introduction, a formula.
+_LINE_ENDS = (*_SENTENCE_ENDS, ":", "$", "\\)", "\\]")
 # Where a display or element opens, and what closes it.
 _ELEMENTS = (("\\[", "\\]"), ("$$", "$$"), ("<answer>", "</answer>"), ("```", "```"))
 # A line indented this much after a blank line is a Markdown code block.
@@ -52,8 +54,11 @@ class Block:
         return self.element in ("```", _INDENT)
 
     def ends_a_paragraph(self) -> bool:
-        """A sentence ends here, or an element does: the next line starts afresh."""
-        return bool(self.element) or self.text.rstrip().endswith(_SENTENCE_ENDS)
+        """A sentence, a formula or an introduction ends here (".", "!", "?", ":", a digit, "$",
+        "\\)", "\\]"), or an element does: the next line does not continue a phrase of this one
+        ("It is not" / "42")."""
+        stripped = self.text.rstrip()
+        return bool(self.element) or stripped.endswith(_LINE_ENDS) or stripped[-1:].isdigit()
 
     def starts_afresh(self) -> bool:
         """An ``<answer>`` element or a Markdown heading ("#### 42"): a block no line above runs

@@ -34,14 +34,16 @@ __all__ = ["Proof", "prove"]
 
 Outcome = Literal["match", "mismatch", "unsure", "timeout", "too_costly"]
 MAX_SHOWN_CHARS = 80
-# Where an earlier answer may be stated: after these (case ignored), up to the clause's end.
-_MARKERS = ("answer is", "answer:", "####")
-_CLAUSE_ENDS = ("\n", ". ", ";", "! ", "? ")
+# Where an earlier answer may be stated: after these (case ignored), up to the clause's end; "It
+# is" is weak (prose says it too).
+_MARKERS = (("answer is", False), ("answer:", False), ("####", False), ("it is", True), ("it's", True))
+_CLAUSE_ENDS = ("\n", ". ", ", ", ";", "! ", "? ")
+# Past this many places that may state an answer, the completion is not read (each is a parse).
+MAX_PLACES = 100
 MAX_CLAUSE_CHARS = 200
 # An earlier line this short may be a bare value ("41" above a final "42"); a longer one states
 # an answer only with a marker, a box or a tag.
 MAX_BARE_LINE_CHARS = 64
-_STATED = ("answer", "####", "\\boxed", "<answer>")
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def _answers(
     """The answers the allowed readings state (None: more readings than can be told apart)."""
     if len(found) > MAX_READINGS:
         return None
-    allowed = [r for r in found if r.opens or (marked_ok if r.marked else bare_ok)]
+    allowed = [r for r in found if (marked_ok if r.marked else bare_ok)]
     return [answer for r in allowed if (answer := grammar.read(r, question)) is not None]
 
 
@@ -129,25 +131,31 @@ def _final_statement(
             return _Stated(answer, above.start)
     if not final.element:
         for start, sentence in sentence_starts(final.text):
-            tail = [r for r in readings(grammar.value_grammar, final.text[start:]) if sentence or (r.led and r.opens)]
+            tail = [
+                r
+                for r in readings(grammar.value_grammar, final.text[start:])
+                if sentence or (r.led and r.marked)
+            ]
             answer = _one(_answers(tail, grammar, question, marked_ok=True, bare_ok=False) or [])
             if answer is not None:
                 return _Stated(answer, final.start + start)
     return f"the final statement {_shown(final.text.strip())} is not a canonical {grammar.name} answer"
 
 
-def _clauses(before: str) -> list[str]:
-    """The clause after each answer marker in ``before``."""
+def _clauses(before: str) -> list[tuple[str, bool]]:
+    """The clause after each answer marker in ``before``, and whether the marker is a weak one
+    ("It is": prose too, so its clause is another answer only where it reads as one)."""
     lowered = before.lower()
     clauses = []
-    for marker in _MARKERS:
+    for marker, weak in _MARKERS:
         at = lowered.find(marker)
         while at >= 0:
             begin = at + len(marker)
-            ends = [e for e in (lowered.find(end, begin) for end in _CLAUSE_ENDS) if e >= 0]
-            clause = before[begin : min([*ends, begin + MAX_CLAUSE_CHARS])].strip(" :*\t")
+            limit = begin + MAX_CLAUSE_CHARS
+            ends = [e for e in (lowered.find(end, begin, limit) for end in _CLAUSE_ENDS) if e >= 0]
+            clause = before[begin : min([*ends, limit])].strip(" :*\t")
             if any(char.isalnum() for char in clause):
-                clauses.append(clause)
+                clauses.append((clause, weak))
             at = lowered.find(marker, begin)
     return clauses
 
@@ -170,31 +178,63 @@ def _boxes(before: str) -> list[str]:
 def _may_state(block: Block, grammar: AnswerTypeGrammar) -> bool:
     """Whether an earlier block may be a statement (the rest are prose the grammar cannot read)."""
     text = block.text.strip()
-    if not text or len(text) > MAX_STATEMENT_CHARS:
+    if block.code or not text or len(text) > MAX_STATEMENT_CHARS:
         return False
     lowered = text.lower()
-    return any(mark in lowered for mark in _STATED) or (
-        grammar.bare_values_state_answers and len(text) <= MAX_BARE_LINE_CHARS
+    return (
+        any(mark in lowered for mark, _ in _MARKERS)
+        or "\\boxed" in lowered
+        or "<answer>" in lowered
+        or (grammar.bare_values_state_answers and len(text) <= MAX_BARE_LINE_CHARS)
     )
 
 
-def _other_answer(before: str, answer: CanonicalAnswer, grammar: AnswerTypeGrammar, question: Question) -> str | None:
-    """An answer stated before the final statement that is not ``answer``, as written, or None."""
-    value_grammar = grammar.value_grammar
-    for text in _boxes(before) + _clauses(before):
-        stated = _answers(readings(value_grammar, text.removesuffix("."), start="slot"), grammar, question, True, True)
-        if _one(stated or []) is None or stated[0].key != answer.key:  # type: ignore[index]
-            return text
-    for block in blocks(before):
-        if block.code or not _may_state(block, grammar):
-            continue
-        stated = [  # prose ("It is in the south.") and steps of the work ("6 * 7 = 42") state no answer
-            r for r in readings(value_grammar, block.text)
-            if not r.weak and (r.marked or (grammar.bare_values_state_answers and r.value.data != "chain"))
-        ]  # fmt: skip
-        others = [other for r in stated if (other := grammar.read(r, question)) is not None]
-        if any(other.key != answer.key for other in others) or (not others and any(r.marked for r in stated)):
-            return block.text.strip()
+@dataclass(frozen=True)
+class _Said:
+    """A place before the final statement that may state an answer: a box or a marker's clause
+    (read as a value: ``slot``), or a whole block (read as a statement: ``start``)."""
+
+    text: str
+    start: Literal["slot", "start"]
+    weak: bool = False
+
+
+def _places(before: str, grammar: AnswerTypeGrammar) -> list[_Said]:
+    said = [_Said(box, "slot") for box in _boxes(before)]
+    said += [_Said(clause.removesuffix("."), "slot", weak) for clause, weak in _clauses(before)]
+    said += [_Said(block.text, "start") for block in blocks(before) if _may_state(block, grammar)]
+    return list(dict.fromkeys(said))
+
+
+def _counted(reading: Reading, place: _Said, grammar: AnswerTypeGrammar) -> bool:
+    """Whether a reading states an answer: prose ("It is in the south.") and steps of the work
+    ("6 * 7 = 42") do not."""
+    if place.start == "slot":
+        return True
+    return reading.marked or (grammar.bare_values_state_answers and reading.value.data != "chain")
+
+
+def _other_answer(
+    before: str, answer: CanonicalAnswer, grammar: AnswerTypeGrammar, question: Question
+) -> str | None:
+    """An answer stated before the final statement that is not ``answer``, as written, or None.
+    A strong place (a box, "answer is", a marked line) that states no answer we read counts as
+    another answer; a weak one ("It is ...") or a bare line only where it reads as a different one."""
+    places = _places(before, grammar)
+    if len(places) > MAX_PLACES:
+        return f"{len(places)} places that may state an answer (more than {MAX_PLACES} are not read)"
+    for place in places:
+        found = [
+            r
+            for r in readings(grammar.value_grammar, place.text, start=place.start)
+            if _counted(r, place, grammar)
+        ]
+        stated = [other for r in found if (other := grammar.read(r, question)) is not None]
+        if any(other.key != answer.key for other in stated):
+            return place.text.strip()
+        strong = not place.weak if place.start == "slot" else any(r.marked and not r.weak for r in found)
+        if strong and not stated:  # "The answer is about 41.": an answer, though not one we read
+            return place.text.strip()
     return None
 
 

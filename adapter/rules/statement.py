@@ -87,7 +87,9 @@ def _unfold(node: Tree[Token] | Token) -> list[Tree[Token] | Token]:
     if not isinstance(node, Tree):
         return [node]
     if node.data == "_ambig":
-        return list(itertools.islice(itertools.chain.from_iterable(map(_unfold, node.children)), MAX_READINGS + 1))
+        return list(
+            itertools.islice(itertools.chain.from_iterable(map(_unfold, node.children)), MAX_READINGS + 1)
+        )
     options = [_unfold(child) for child in node.children]
     if all(len(option) == 1 for option in options):
         return [node]
@@ -132,13 +134,19 @@ def _reading(statement: Tree[Token], text: str) -> Reading:
 def readings(value_grammar: str, text: str, start: str = "start") -> list[Reading]:
     """Every reading of ``text`` as a whole statement (``start``) or a value in its wrappers
     (``slot``); empty when it does not parse or is too long, and more than MAX_READINGS when it is
-    too ambiguous to tell."""
+    too ambiguous to tell. The same text is parsed once (a group's completions repeat their
+    final lines)."""
     if len(text) > MAX_STATEMENT_CHARS or not text.strip():
         return []
+    return list(_readings(value_grammar, text, start))
+
+
+@lru_cache(maxsize=4096)
+def _readings(value_grammar: str, text: str, start: str) -> tuple[Reading, ...]:
     try:
         tree = parser_for(value_grammar).parse(text, start=start)
     except LarkError:
-        return []
+        return ()
     found = []
     for alternative in _unfold(tree):
         alternative = cast("Tree[Token]", alternative)  # a parse is a tree
@@ -148,7 +156,7 @@ def readings(value_grammar: str, text: str, start: str = "start") -> list[Readin
         else:
             statement = next(c for c in alternative.children if isinstance(c, Tree))
             found.append(_reading(statement, text))
-    return found
+    return tuple(found)
 
 
 def is_header(value_grammar: str, line: str) -> bool:

@@ -25,9 +25,7 @@ from adapter.rules.symbolic import math_differs, math_equal
 
 __all__ = ["GRAMMAR", "MathExpressionsGrammar"]
 
-_FUNCTIONS = frozenset(
-    "sin cos tan sec csc cot arcsin arccos arctan sinh cosh tanh log ln exp sqrt".split()
-)
+_FUNCTIONS = frozenset(["sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "log", "ln", "exp", "sqrt"])
 
 
 @dataclass(frozen=True)
@@ -74,7 +72,9 @@ def _is_name(link: str) -> bool:
 
 
 def _has_decimal(text: str) -> bool:
-    return any(text[i] == "." and text[i - 1].isdigit() and text[i + 1].isdigit() for i in range(1, len(text) - 1))
+    return any(
+        text[i] == "." and text[i - 1].isdigit() and text[i + 1].isdigit() for i in range(1, len(text) - 1)
+    )
 
 
 class MathExpressionsGrammar:
@@ -92,25 +92,38 @@ class MathExpressionsGrammar:
         """The marked answer, else the expression the completion ends on."""
         return anchored or trailing_expression(text)
 
-    def _statement(self, value: Tree[Token], source: str) -> Statement:
+    def _statement(self, value: Tree[Token], source: str) -> tuple[Statement, list[Tree[Token]]] | None:
+        """The statement a value makes, and the parts whose letters the allow-list reads (a name
+        that starts a chain introduces its letter: "y = 2x"); None for a chain that ends in a list
+        ("x = 3, x = 2" is a list of two relations)."""
         links: list[str] = []
+        checked: list[Tree[Token]] = []
         while value.data == "chain":
             link, slot = (c for c in value.children if isinstance(c, Tree))
             links.append(span(link, source).strip())
+            if not _is_name(links[-1]):
+                checked.append(link)
             value, _ = unwrap(slot)
-        return Statement(final=span(value, source).strip(), links=tuple(links))
+        if links and value.data == "list":
+            return None
+        checked.append(value)
+        return Statement(final=span(value, source).strip(), links=tuple(links)), checked
 
     def _reference(self, question: Question) -> tuple[Tree[Token], Statement] | None:
         found = readings(self.value_grammar, question.reference.strip(), start="slot")
-        statements = {self._statement(r.value, r.source) for r in found}
-        if len(statements) != 1:
+        stated = [(r.value, made[0]) for r in found if (made := self._statement(r.value, r.source))]
+        if len({statement for _, statement in stated}) != 1:
             return None
-        return found[0].value, statements.pop()
+        return stated[0]
 
     def read(self, reading: Reading, question: Question) -> CanonicalAnswer | None:
         """The reading's expression, when it uses only what the allow-lists give, or None."""
         letters, commands = _symbols(question.reference)
-        tokens = list(reading.value.scan_values(lambda v: isinstance(v, Token)))
+        made = self._statement(reading.value, reading.source)
+        if made is None:
+            return None
+        statement, checked = made
+        tokens = [t for part in checked for t in part.scan_values(lambda v: isinstance(v, Token))]
         for token in tokens:
             if token.type == "LETTERS" and not set(str(token)) <= letters:
                 return None
@@ -120,9 +133,8 @@ class MathExpressionsGrammar:
             return None
         reference = self._reference(question)
         is_list = reference[0].data == "list" if reference else "," in question.reference
-        if any(reading.value.find_data("list")) and not is_list:
+        if reading.value.data == "list" and not is_list:
             return None
-        statement = self._statement(reading.value, reading.source)
         return CanonicalAnswer(text=statement.final, key="".join(statement.final.split()), detail=statement)
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
@@ -136,19 +148,25 @@ class MathExpressionsGrammar:
         if len(names) != len(reference.links):  # an equation: matched whole only
             whole = " = ".join((*statement.links, statement.final))
             same_shape = len(statement.links) == len(reference.links)
-            return Equality.EQUAL if same_shape and math_equal(question.reference, whole, timeout_s) else Equality.UNPROVEN
+            return (
+                Equality.EQUAL
+                if same_shape and math_equal(question.reference, whole, timeout_s)
+                else Equality.UNPROVEN
+            )
         equality = _final_equality(statement.final, reference.final, timeout_s)
         if equality is Equality.EQUAL and not self._links_hold(statement, names, timeout_s):
             return Equality.UNPROVEN
         return equality
 
     def _links_hold(self, statement: Statement, names: list[str], timeout_s: float) -> bool:
-        """Every link is a name (the reference's own, where it names one) or proven equal to the final."""
+        """Every link is a name (the reference's own, where it names one; not a variable of the
+        final value) or proven equal to the final."""
         named = {"".join(name.split()) for name in names}
+        final_letters = _symbols(statement.final)[0]
         for link in statement.links:
             if _is_name(link):
-                if named and "".join(link.split()) not in named:
-                    return False
+                if (named and "".join(link.split()) not in named) or link.strip()[0] in final_letters:
+                    return False  # another name, or a variable of the value itself ("x = 4x")
             elif not math_equal(statement.final, link, timeout_s):
                 return False
         return True

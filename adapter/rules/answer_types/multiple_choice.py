@@ -41,7 +41,9 @@ class MultipleChoiceGrammar:
 
     def _letters(self, reading: Reading, options: dict[str, str]) -> set[str] | None:
         form = reading.value.data
-        letters = {char for token in _tokens(reading, "LETTER") + _tokens(reading, "LETTERS") for char in token}
+        letters = {
+            char for token in _tokens(reading, "LETTER") + _tokens(reading, "LETTERS") for char in token
+        }
         if form == "letters":
             return letters
         texts = _tokens(reading, "OPTION_TEXT")

@@ -31,6 +31,8 @@ from adapter.rules.symbolic import math_equal
 __all__ = ["GRAMMAR", "NumberGrammar", "Quantity"]
 
 MAX_EXPONENT = 64
+# An answer whose last digit is worth this many tolerances or more is compared exactly.
+COARSE_TOLERANCES = 10
 MAX_BITS = 4_096
 _ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
 
@@ -42,18 +44,28 @@ class NotExact(ValueError):
 @dataclass(frozen=True)
 class Quantity:
     """A number as written: its exact value ("%" applied), the number before "%" (what a chain's
-    links equal), half a unit of its last digit (0 for an integer or a fraction: exact), whether it
-    carries "%", and its unit words."""
+    links equal), the place value of its last written digit ("3.14": 0.01, "42": 1; 0 for a
+    fraction), whether it is exact as written (an integer or a fraction; a decimal may be a
+    rounding), whether it carries "%", and its unit words."""
 
     value: Fraction
     written: Fraction
-    half_unit: Fraction
+    place: Fraction
+    exact: bool
     percent: bool
     units: tuple[str, ...]
 
     def inexact(self, rel_tol: float) -> bool:
         """A decimal with more significant digits than ``rel_tol`` resolves (a rounded value)."""
-        return self.half_unit != 0 and self.value != 0 and 2 * self.half_unit / abs(self.value) < rel_tol
+        return not self.exact and self.value != 0 and self.place / abs(self.value) < rel_tol
+
+    def coarse(self, rel_tol: float) -> bool:
+        """Written far more coarsely than ``rel_tol`` ("3" against 3.0001): no tolerance forgives it."""
+        return self.value != 0 and self.place / abs(self.value) >= COARSE_TOLERANCES * rel_tol
+
+    def may_round(self, other: Fraction) -> bool:
+        """``other`` rounds to this value at its own last digit ("0.33" and 1/3, "3" and 3.0001)."""
+        return abs(self.value - other) <= self.place / 2
 
 
 @dataclass(frozen=True)
@@ -104,26 +116,24 @@ def _trees(node: Tree[Token]) -> list[Tree[Token]]:
 
 
 def _magnitude(token: Token) -> tuple[Fraction, Fraction]:
-    """(value, half a unit of the last digit) of an INT, DECIMAL or E_NOTATION token."""
+    """(value, place value of the last digit) of an INT, DECIMAL or E_NOTATION token."""
     text = str(token).replace(",", "")
     mantissa, _, exponent = text.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
     power = int(exponent or 0)
     if abs(power) > MAX_BITS:
         raise NotExact("exponent out of bounds")
-    value = Fraction(mantissa) * Fraction(10) ** power
-    if token.type == "INT":
-        return value, Fraction(0)
-    return value, Fraction(1, 2) * Fraction(10) ** (power - decimals)
+    return Fraction(mantissa) * Fraction(10) ** power, Fraction(10) ** (power - decimals)
 
 
-def _number(node: Tree[Token]) -> tuple[Fraction, Fraction]:
-    """(exact value, half unit) of a ``number`` node."""
+def _number(node: Tree[Token]) -> tuple[Fraction, Fraction, bool]:
+    """(exact value, place value of the last digit, exact as written) of a ``number`` node."""
     tokens = _tokens(node)
     sign = -1 if tokens and tokens[0].type == "SIGN" and tokens[0] == "-" else 1
     if node.data == "plain":
-        value, half = _magnitude(_tokens(_trees(node)[0])[0])
-        return sign * value, half
+        (digits,) = _tokens(_trees(node)[0])
+        value, place = _magnitude(digits)
+        return sign * value, place, digits.type == "INT"
     ints = [Fraction(str(t).replace(",", "")) for t in tokens if t.type == "INT"]
     if node.data in ("ratio", "tex_fraction"):
         signs = [t for t in tokens if t.type == "SIGN"]
@@ -131,15 +141,15 @@ def _number(node: Tree[Token]) -> tuple[Fraction, Fraction]:
             sign = -sign
         if ints[-1] == 0:
             raise NotExact("division by zero")
-        return sign * ints[0] / ints[1], Fraction(0)
-    magnitude = _trees(node)[0]  # scientific: the mantissa, then "10^" and its exponent
-    value, half = _magnitude(_tokens(magnitude)[0])
+        return sign * ints[0] / ints[1], Fraction(0), True
+    (digits,) = _tokens(_trees(node)[0])  # scientific: the mantissa, then "10^" and its exponent
+    value, place = _magnitude(digits)
     times = next(i for i, t in enumerate(tokens) if t.type == "TIMES")
     exponent = int("".join(str(t) for t in tokens[times + 1 :] if t.type != "SIGN" or t == "-"))
     if abs(exponent) > MAX_BITS:
         raise NotExact("exponent out of bounds")
     scale = Fraction(10) ** exponent
-    return sign * value * scale, half * scale
+    return sign * value * scale, place * scale, False
 
 
 def _bounded(value: Fraction) -> Fraction:
@@ -219,11 +229,11 @@ class NumberGrammar:
             if not all(_unit_allowed(u, allowed) for u in units):
                 return None
         try:
-            written, half = _number(number)
+            written, place, exact = _number(number)
         except NotExact:
             return None
         value = written / 100 if percent else written
-        return Quantity(value, written, half / 100 if percent else half, percent, units)
+        return Quantity(value, written, place / 100 if percent else place, exact, percent, units)
 
     def _chain(self, value: Tree[Token], question: Question | None) -> Chain | None:
         links: list[Fraction | None] = []
@@ -246,7 +256,11 @@ class NumberGrammar:
         if chain is None:
             return None
         final = chain.final
-        text = span(_final_node(reading.value), reading.source) if reading.value.data == "chain" else reading.text
+        text = (
+            span(_final_node(reading.value), reading.source)
+            if reading.value.data == "chain"
+            else reading.text
+        )
         return CanonicalAnswer(text=text.strip(), key=final.value, detail=chain)
 
     def reference(self, question: Question) -> Quantity | None:
@@ -273,22 +287,22 @@ class NumberGrammar:
         """Every arithmetic link is the final number as written: exactly for an integer or a
         fraction, within half a unit of its last digit for a decimal."""
         final = chain.final
-        tolerance = final.half_unit * (100 if final.percent else 1)
+        tolerance = 0 if final.exact else final.place * (100 if final.percent else 1) / 2
         return all(link is None or abs(link - final.written) <= tolerance for link in chain.links)
 
     def _final_equality(self, final: Quantity, text: str, question: Question, timeout_s: float) -> Equality:
         reference = self.reference(question)
         if reference is None:
-            exact = final.half_unit == 0
-            if exact and math_equal(question.reference, text, timeout_s):
+            if final.exact and math_equal(question.reference, text, timeout_s):
                 return Equality.EQUAL
             return Equality.UNPROVEN
         rel_tol = question.settings.rel_tol
         difference = abs(final.value - reference.value)
-        if difference == 0 or (reference.inexact(rel_tol) and difference <= rel_tol * abs(reference.value)):
+        tolerated = reference.inexact(rel_tol) and not final.coarse(rel_tol)
+        if difference == 0 or (tolerated and difference <= rel_tol * abs(reference.value)):
             return Equality.EQUAL
-        if final.percent != reference.percent or difference <= final.half_unit:
-            return Equality.UNPROVEN
+        if final.percent != reference.percent or final.may_round(reference.value):
+            return Equality.UNPROVEN  # "%" on one side only, or a rounding: the judge's
         return Equality.DIFFERENT
 
 

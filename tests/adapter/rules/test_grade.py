@@ -69,7 +69,7 @@ MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
         ("The answer is 1.5 million", "1.5", 0.0),
         ("It costs 42 dollars in total.", "42", 0.0),  # outside the canonical grammar: the judge's
         ("Answer: 42 red apples", "42", 0.0),  # outside the canonical grammar: the judge's
-        ("The answer is 25", "25%", 1.0),
+        ("The answer is 25", "25%", 0.0),  # "%" on one side only: the judge's
         ("The answer is 2500", "25%", 0.0),
         ("\\boxed{(1,2)}", "1.2", 0.0),
         ("1 000", "1000", 0.0),  # outside the canonical grammar: the judge's
@@ -148,8 +148,8 @@ def test_math_expressions(completion, answer, reward):
         (MULTI, "Answer: D, B, A", "ABD", 1.0),
         (MULTI, "Answer: ABD", "A, B, D", 1.0),
         (MULTI, "Answer: A, B", "ABD", 0.0),
-        (MC, "\\boxed{\\text{C}}", "C", 0.0),  # outside the canonical grammar: the judge's
-        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3, so C.", "C", 1.0),
+        (MC, "\\boxed{\\text{C}}", "C", 1.0),  # \\text{} is a wrapper
+        (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3, so C.", "C", 0.0),  # a clause counts only with a marker
         (MC, "4 = 2*2, 6 = 2*3, 9 = 3*3", "ABD", 0.0),  # option texts in working are not a choice
         (
             MC,
@@ -198,7 +198,7 @@ def test_multiple_choice(prompt, completion, answer, reward):
         ("Paris, London, Berlin", "Paris", 0.0),
         ("Paris London Berlin Madrid Rome", "Paris", 0.0),
         ("Yes, it is Paris, France", "Paris", 0.0),  # outside the canonical grammar: the judge's
-        ("\\boxed{\\text{Paris}}", "Paris", 0.0),  # outside the canonical grammar: the judge's
+        ("\\boxed{\\text{Paris}}", "Paris", 1.0),  # \\text{} is a wrapper
     ],
 )
 def test_text(completion, answer, reward):

@@ -1,4 +1,4 @@
-"""The answer-type grammars, one table each: what is canonical, and what is proven."""
+"""The answer-type grammars, one table each: what a value reads as, and what is proven."""
 
 from __future__ import annotations
 
@@ -7,16 +7,29 @@ from fractions import Fraction
 import pytest
 
 from adapter.rules import RuleSettings
-from adapter.rules.answer_types import GRAMMARS, Equality, Question
-from adapter.rules.answer_types.arithmetic import NotArithmetic, evaluate
-from adapter.rules.answer_types.statement import final_statement, split_chain, stated_answers
+from adapter.rules.answer_types import GRAMMARS, AnswerTypeGrammar, CanonicalAnswer, Equality, Question
+from adapter.rules.proof import prove
+from adapter.rules.statement import readings
 from judge_vllm.schemas import AnswerType
 
 SETTINGS = RuleSettings()
+NUMBER, CHOICE, TEXT, MATH = (
+    GRAMMARS[name] for name in ("NUMBER", "MULTIPLE_CHOICE", "TEXT", "MATH_EXPRESSIONS")
+)
 
 
 def _question(prompt: str, reference: str) -> Question:
     return Question(prompt=prompt, reference=reference, settings=SETTINGS)
+
+
+def _read(grammar: AnswerTypeGrammar, text: str, question: Question) -> CanonicalAnswer | None:
+    """``text`` as one value of the type (in its wrappers), or None."""
+    answers = {
+        a.key: a
+        for r in readings(grammar.value_grammar, text, start="slot")
+        if (a := grammar.read(r, question))
+    }
+    return next(iter(answers.values())) if len(answers) == 1 else None
 
 
 def test_the_registry_has_a_grammar_for_every_built_in_answer_type():
@@ -25,111 +38,101 @@ def test_the_registry_has_a_grammar_for_every_built_in_answer_type():
 
 
 @pytest.mark.parametrize(
-    ("completion", "value", "marked"),
+    ("prompt", "reference", "text", "value"),
     [
-        ("Work.\nThe final answer is $\\boxed{90}$.", "90", True),
-        ("So, the answer is 42.", "42", True),
-        ("**Final Answer:** 42", "42", True),
-        ("#### 42", "42", True),
-        ("It is Paris.", "Paris", True),
-        ("12 - 5 = 7, so the answer is 7.", "7", True),
-        ("$$\\boxed{x + 1}$$", "x + 1", True),
-        ("42", "42", False),
-        ("First 41. Then 42.", "Then 42", False),
-        ("\\boxed{41} \\boxed{42}", "\\boxed{41} \\boxed{42}", False),
-        ("$41$ or $42$", "$41$ or $42$", False),
-        ("The answer is:", None, None),
-    ],
-)
-def test_the_final_statement_is_the_last_sentence_without_lead_marker_and_wrappers(completion, value, marked):
-    statement = final_statement(completion)
-    if value is None:
-        assert statement is None
-    else:
-        assert statement is not None and (statement.value, statement.marked) == (value, marked)
-
-
-def test_a_chain_splits_at_top_level_equals_and_unwraps_each_link():
-    assert split_chain("f(x=1) = \\boxed{42}") == ["f(x=1)", "42"]
-    assert split_chain("6 * 7 = 42") == ["6 * 7", "42"]
-
-
-def test_stated_answers_are_boxes_marker_clauses_and_statement_lines():
-    stated = stated_answers("Try \\boxed{41}. The answer is 40; no.\n43\nIt is 44.\n")
-    assert stated.answers == ["41", "40"]
-    assert ("43", False) in stated.statements and ("44", True) in stated.statements
-
-
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        ("60 × 60", Fraction(3600)),
-        ("3,600", Fraction(3600)),
-        ("1/3 + 1/6", Fraction(1, 2)),
-        ("2^{10}", Fraction(1024)),
-        ("-8 + 3", Fraction(-5)),
-        ("4 x 60", Fraction(240)),
-        ("\\frac{1}{2} \\cdot 4", Fraction(2)),
-        ("(2 + 3) * 4", Fraction(20)),
-    ],
-)
-def test_arithmetic_is_exact(text, value):
-    assert evaluate(text) == value
-
-
-@pytest.mark.parametrize("text", ["2 ** 3", "41 \\gg 42", "9^9^9", "2(3)", "1,2", "1/0", "x + 1", "√4"])
-def test_what_is_not_arithmetic_is_refused(text):
-    with pytest.raises(NotArithmetic):
-        evaluate(text)
-
-
-NUMBER = GRAMMARS["NUMBER"]
-
-
-@pytest.mark.parametrize(
-    ("prompt", "reference", "text", "canonical"),
-    [
-        ("q", "42", "42", "42"),
-        ("q", "3600", "3,600", "3,600"),
-        ("q", "0.5", "\\frac{1}{2}", "1/2"),
-        ("q", "30000", "3 \\times 10^{4}", "3e4"),
-        ("How many pens can you buy?", "9", "9 pens", "9"),
-        ("How many seconds are in an hour?", "3600", "3600 seconds", "3600"),
-        ("What percent is red?", "15", "15%", "15%"),
-        ("It costs $3. How much for 2?", "6", "$6", "6"),
+        ("q", "42", "42", Fraction(42)),
+        ("q", "3600", "3,600", Fraction(3600)),
+        ("q", "0.5", "\\frac{1}{2}", Fraction(1, 2)),
+        ("q", "0.5", "-\\frac{-1}{2}", Fraction(1, 2)),
+        ("q", "30000", "3 \\times 10^{4}", Fraction(30000)),
+        ("q", "1500", "1.5e3", Fraction(1500)),
+        ("q", "1", "12345678901234567890123", Fraction(12345678901234567890123)),
+        ("How many pens can you buy?", "9", "9 pens", Fraction(9)),
+        ("How many seconds are in an hour?", "3600", "3600 seconds", Fraction(3600)),
+        ("How long is it, in minutes?", "5", "5 minutes", Fraction(5)),
+        ("What percent is red?", "15", "15%", Fraction(15, 100)),
+        ("What percent is red?", "15", "15\\%", Fraction(15, 100)),
+        ("It costs $3. How much for 2?", "6", "\\$6", Fraction(6)),
+        ("q", "42 days", "42 days", Fraction(42)),
+        ("q", "42", "\\text{42}", Fraction(42)),
+        # Outside the grammar or an allow-list.
         ("q", "42", "42K", None),
         ("q", "42", "42 grand", None),
         ("How many dollars?", "42", "42 cents", None),
-        ("How many pens?", "42", "42 thousand pens", None),
-        ("How many hours are in 3 days?", "72", "72 days", None),
+        ("How many socks are in 21 pairs?", "42", "42 pairs", None),
+        ("How many days are in 6 weeks?", "42", "42 weeks", None),
+        ("How many marbles in each bag?", "42", "42 per bag", None),
         ("q", "42", "\u201342", None),
         ("q", "42", "\uff14\uff12", None),
+        ("q", "42", "\u0664\u0662", None),
         ("q", "15", "15%", None),
+        ("q", "15", "1,5", None),
+        ("q", "15", "4,2", None),
+        ("q", "2.5", "2 1/2", None),
+        ("q", "12", "\\frac123", None),
+        ("q", "0.01", "10^{-}", None),
+        ("q", "5", "101_2", None),
+        ("q", "42", "about 42", None),
+        ("q", "42", "42?", None),
     ],
 )
-def test_number_grammar(prompt, reference, text, canonical):
-    answer = NUMBER.canonical(text, _question(prompt, reference))
-    assert (answer.text if answer else None) == canonical
+def test_number_reads_the_exact_value_of_the_digits_written(prompt, reference, text, value):
+    answer = _read(NUMBER, text, _question(prompt, reference))
+    assert (answer.key if answer else None) == value
 
 
 @pytest.mark.parametrize(
     ("reference", "text", "equality"),
-    [("42", "42.0", Equality.EQUAL), ("42", "41", Equality.DIFFERENT), ("2\\sqrt{3}", "3", Equality.UNPROVEN)],
+    [
+        ("42", "42.0", Equality.EQUAL),
+        ("42", "41", Equality.DIFFERENT),
+        ("42%", "0.42%", Equality.DIFFERENT),  # "%" means one thing on both sides
+        ("42%", "0.42", Equality.EQUAL),
+        ("42%", "42", Equality.UNPROVEN),  # "%" on one side only: the judge's
+        ("12345678901234567", "12345678901234568", Equality.DIFFERENT),  # exact at any length
+        ("6.62607015e-34", "6.626e-34", Equality.EQUAL),  # an inexact reference: relative tolerance
+        ("6.62607015e-34", "0", Equality.UNPROVEN),  # no absolute tolerance: a rounding, the judge's
+        ("6.62607015e-34", "7e-34", Equality.UNPROVEN),
+        ("6.62607015e-34", "6.6e-35", Equality.DIFFERENT),
+        ("1/3", "0.3333", Equality.UNPROVEN),  # an exact reference: no tolerance
+        ("0.5", "0.5001", Equality.DIFFERENT),
+        ("2\\sqrt{3}", "3", Equality.UNPROVEN),
+        ("\\sqrt{16}", "4", Equality.EQUAL),
+        ("\\pi", "3.141593", Equality.UNPROVEN),  # a decimal is no proof of an exact constant
+    ],
 )
 def test_number_proof(reference, text, equality):
-    question = _question("q", reference)
-    answer = NUMBER.canonical(text, question)
+    question = _question("What percent?", reference)
+    answer = _read(NUMBER, text, question)
     assert answer is not None and NUMBER.compare(answer, question, 2.0) is equality
 
 
-def test_a_number_chain_link_holds_at_the_answers_precision():
-    question = _question("q", "0.333")
-    answer = NUMBER.canonical("0.333", question)
-    assert answer is not None
-    assert NUMBER.link_holds("1/3", answer, question, 1.0) and not NUMBER.link_holds("1/4", answer, question, 1.0)
+@pytest.mark.parametrize(
+    ("chain", "equality"),
+    [
+        ("6 \\times 7 = 42", Equality.EQUAL),
+        ("x = 6 \\times 7 = 42", Equality.EQUAL),
+        ("2^{10} - 982 = 42", Equality.EQUAL),
+        ("6 \\times 8 = 42", Equality.UNPROVEN),  # a false link: no proof
+        ("x = 3 = 42", Equality.UNPROVEN),
+        ("6 \\times 7 = 41", Equality.DIFFERENT),  # the final value decides a mismatch
+        ("84 / 2 = 42", Equality.EQUAL),
+        ("85 / 2 = 42", Equality.UNPROVEN),  # an integer is exact: 42.5 is not 42
+    ],
+)
+def test_every_link_of_a_number_chain_is_proven(chain, equality):
+    question = _question("q", "42")
+    answer = _read(NUMBER, chain, question)
+    assert answer is not None and NUMBER.compare(answer, question, 2.0) is equality
 
 
-CHOICE = GRAMMARS["MULTIPLE_CHOICE"]
+def test_a_decimal_link_holds_at_the_final_values_precision():
+    question = _question("q", "3.33")
+    held, broken = (_read(NUMBER, text, question) for text in ("10/3 = 3.33", "10/4 = 3.33"))
+    assert held is not None and NUMBER.compare(held, question, 1.0) is Equality.EQUAL
+    assert broken is not None and NUMBER.compare(broken, question, 1.0) is Equality.UNPROVEN
+
+
 OPTIONS = "Which? (A) blood (B) sky (C) grass"
 
 
@@ -140,61 +143,71 @@ OPTIONS = "Which? (A) blood (B) sky (C) grass"
         ("(B)", "B"),
         ("option B", "B"),
         ("(B) sky", "B"),
+        ("B. sky", "B"),
         ("sky (B)", "B"),
         ("sky", "B"),
         ("sky (A)", None),
+        ("(A) sky", None),
         ("sky?", None),
         ("D", None),
         ("b", None),
         ("\u0412", None),
-        ("A and B", None),
+        ("A and B", None),  # several letters for a one-letter reference
     ],
 )
 def test_multiple_choice_grammar(text, letters):
-    answer = CHOICE.canonical(text, _question(OPTIONS, "B"))
+    answer = _read(CHOICE, text, _question(OPTIONS, "B"))
     assert (answer.text if answer else None) == letters
 
 
-TEXT = GRAMMARS["TEXT"]
-
-
 @pytest.mark.parametrize(
-    ("reference", "text", "canonical"),
+    ("reference", "text", "read"),
     [
         ("Paris", "paris", True),
+        ("Paris", "Paris.", True),
         ("Paris", "Paris!", False),
         ("Paris", "Paris?", False),
         ("Washington, D.C.", "washington, d.c.", True),
         ("Paris | Paris, France", "Paris, France", True),
-        ("Paris", "P\u0430ris", False),
+        ("S\u00e3o Paulo", "Sao Paulo", True),
+        ("Paris", "P\u0430ris", False),  # a Cyrillic a
+        ("Paris", "\uff30aris", False),  # a full-width P
         ("Paris", "near Paris", False),
         ("the heart", "heart", True),
+        ("C++", "C", False),
+        ("B+", "B", False),
+        ("O-", "O", False),
+        ("Vitamin A", "Vitamin", False),
+        ("Aswan", "Swan", False),  # an article is dropped as a whole word only
+        ("1:2", "12", False),
     ],
 )
-def test_text_grammar(reference, text, canonical):
-    assert (TEXT.canonical(text, _question("q", reference)) is not None) == canonical
-
-
-MATH = GRAMMARS["MATH_EXPRESSIONS"]
+def test_text_folds_case_spaces_and_accents_and_keeps_every_mark(reference, text, read):
+    assert (_read(TEXT, text, _question("q", reference)) is not None) == read
 
 
 @pytest.mark.parametrize(
-    ("reference", "text", "canonical"),
+    ("reference", "text", "read"),
     [
         ("2x + 2", "2(x+1)", True),
         ("5\\sqrt{2}", "\\sqrt{50}", True),
         ("ab^2", "a b^2", True),
-        ("4x", "4x + 0y", False),
+        ("\\frac{\\pi}{2}", "\\dfrac{\\pi}{2}", True),
+        ("x_1 + x_2", "x_1 + x_2", True),
+        ("4x", "4x + 0y", False),  # another letter
         ("4x", "4x or 2x", False),
-        ("4x", "\\text{4x}", False),
         ("4x", "4x \\approx 2x", False),
-        ("1000", "1 000", False),
+        ("1000", "1 000", False),  # no product of two numbers
+        ("\\frac{1}{23}", "\\frac123", False),  # braced arguments only
+        ("10^{-2}", "10^{-}", False),  # no dangling operator
+        ("5", "101_2", False),  # no subscript the reference does not write
+        ("\\sqrt{2}", "\\sqrt2", False),
         ("x = 2, x = 3", "x = 3, x = 2", True),
-        ("4x", "x = 4x", False),
+        ("4", "3, 4", False),  # a list only for a list
     ],
 )
-def test_math_expressions_grammar(reference, text, canonical):
-    assert (MATH.canonical(text, _question("q", reference)) is not None) == canonical
+def test_math_expressions_grammar(reference, text, read):
+    assert (_read(MATH, text, _question("q", reference)) is not None) == read
 
 
 @pytest.mark.parametrize(
@@ -202,10 +215,97 @@ def test_math_expressions_grammar(reference, text, canonical):
     [
         ("2x + 2", "2(x+1)", Equality.EQUAL),
         ("x^2 + C", "2x^2 + C", Equality.DIFFERENT),
-        ("x = 2, x = 3", "x = 2, x = 4", Equality.UNPROVEN),
+        ("\\pi", "3.141593", Equality.UNPROVEN),
+        ("1/2", "0.5", Equality.EQUAL),
+        ("x = 2", "x = 2", Equality.EQUAL),
+        ("x = 2", "x = 3 = 2", Equality.UNPROVEN),  # every link, whatever the reference
+        ("2x", "y = x + x = 2x", Equality.EQUAL),
+        ("x^2 + y^2 = 1", "1", Equality.UNPROVEN),  # an equation is matched whole only
     ],
 )
 def test_math_expressions_proof(reference, text, equality):
     question = _question("q", reference)
-    answer = MATH.canonical(text, question)
-    assert answer is not None and MATH.compare(answer, question, 2.0) is equality
+    answer = _read(MATH, text, question)
+    assert answer is not None and MATH.compare(answer, question, 5.0) is equality
+
+
+QUESTION = "How many apples are left?"
+
+
+@pytest.mark.parametrize(
+    ("completion", "outcome"),
+    [
+        # The styles policies write.
+        ("Work.\n\n**Final Answer**\n\\[\n\\boxed{42}\n\\]", "match"),
+        ("Work.\n\n### Final Answer\n\n$$\n\\boxed{42}\n$$", "match"),
+        ("<think>\nwork\n</think>\n\n<answer>42</answer>", "match"),
+        ("<think>\nwork\n</think> <answer> \\boxed{42} </answer>", "match"),
+        ("Final Answer: The final answer is $42$. I hope it is correct.", "match"),
+        ("Thus, the number of apples is \\(\\boxed{42}\\).", "match"),
+        ("So, the number of apples left is:\n\\[\n\\boxed{42}\n\\]", "match"),
+        ("The final answer is: $\\boxed{42}$", "match"),
+        ("6 * 7 = <<6*7=42>>42\n#### 42", "match"),
+        ("It is 6 * 7.\nThe answer is: 42", "match"),
+        ("**Final Answer:** \\boxed{42}", "match"),
+        ("6 \\times 7 = 42, so the answer is 42.", "match"),
+        ("42", "match"),
+        ("### Final Answer\n\n42", "match"),
+        ("I counted. The answer is 41.", "mismatch"),
+        # Not a statement, or not only one.
+        ("It's approx. 42", "unsure"),
+        ("It's 41 vs. 42", "unsure"),
+        ("It is not\n42", "unsure"),
+        ("It is not\nThe answer is 42.", "unsure"),
+        ("The sum is not equal to\n$$\n\\boxed{42}\n$$", "unsure"),
+        ("Let me see.\n42", "unsure"),  # a bare value is a statement only alone or under a header
+        ("The answer is 41. The answer is 42.", "unsure"),
+        ("Answer: 41\nAnswer: 42", "unsure"),
+        ("\\boxed{41} or \\boxed{42}", "unsure"),
+        ("The answer is 42 weeks.", "unsure"),
+        ("The answer is about 42.", "unsure"),
+        ("The answer is 42!", "unsure"),
+        ("Nope! 42", "unsure"),
+        ("Work.\n\n    The answer is 42.", "unsure"),  # an indented code block
+        ("```\nThe answer is 42.\n```", "unsure"),
+        ("<think>\n```\n</think>\n```\nnot done\n\n\\boxed{42}", "unsure"),  # a </think> in code is text
+        ("The answer is 42.\n</think>\n\nThe answer is 41.", "unsure"),  # a </think> nobody opened is text
+    ],
+)
+def test_the_final_statement_is_read_by_construction(completion, outcome):
+    assert prove(QUESTION, completion, "42", "NUMBER", SETTINGS).outcome == outcome
+
+
+def test_a_think_block_the_prompt_opened_ends_at_its_first_close():
+    completion = "The answer is 41, no.\n</think>\n\nThe answer is 42."
+    assert prove(QUESTION + "<think>\n", completion, "42", "NUMBER", SETTINGS).outcome == "match"
+    assert prove(QUESTION, completion, "42", "NUMBER", SETTINGS).outcome == "unsure"  # 41 stated too
+
+
+@pytest.mark.parametrize(
+    ("completion", "outcome"),
+    [
+        ("The answer is (C).", "match"),
+        ("Grass is green, so the answer is C.", "match"),
+        ("\\boxed{(C) grass}", "match"),
+        ("\\boxed{(A) grass}", "unsure"),
+        ("The answer is A.", "mismatch"),
+    ],
+)
+def test_multiple_choice_statements(completion, outcome):
+    assert (
+        prove(OPTIONS.replace("sky", "sea"), completion, "C", "MULTIPLE_CHOICE", SETTINGS).outcome == outcome
+    )
+
+
+@pytest.mark.parametrize(
+    ("completion", "outcome"),
+    [
+        ("It is in France.\n\nThe answer is Paris.", "match"),  # "It is in France." is prose
+        ("The answer is \\boxed{\\text{Paris}}.", "match"),
+        ("Paris", "match"),
+        ("Lyon is big.\nParis", "unsure"),
+        ("The answer is London.\n\nThe answer is Paris.", "unsure"),
+    ],
+)
+def test_text_statements(completion, outcome):
+    assert prove("What is the capital of France?", completion, "Paris", "TEXT", SETTINGS).outcome == outcome

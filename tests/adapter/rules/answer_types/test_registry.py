@@ -25,13 +25,13 @@ TYPE_NAMES = set(GRAMMARS)
 TOY_MODULE = '''
 """YES_NO, a toy type: "yes" or "no" (any case) as the whole value of the final statement."""
 
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Unchained
+from adapter.rules.answer_types.base import CanonicalAnswer, Equality
 
 
-class YesNoGrammar(Unchained):
+class YesNoGrammar:
     name = "YES_NO"
+    value_grammar = 'value: WORD\\nWORD: /(?i:yes|no)(?![A-Za-z])/'
     bare_values_state_answers = True
-    bare_value_is_whole_completion = True
     mismatch_is_proof = True
     format_gated = False
     needs_a_number = False
@@ -41,15 +41,14 @@ class YesNoGrammar(Unchained):
     def extract(self, text, anchored):
         return anchored or text.strip() or None
 
-    def canonical(self, text, question):
-        word = text.strip().lower()
-        return CanonicalAnswer(text=text.strip(), key=word) if word in ("yes", "no") else None
+    def read(self, reading, question):
+        return CanonicalAnswer(text=reading.text, key=reading.text.lower())
 
     def compare(self, answer, question, timeout_s):
-        reference = self.canonical(question.reference, question)
-        if reference is None:
+        reference = question.reference.strip().lower()
+        if reference not in ("yes", "no"):
             return Equality.UNPROVEN
-        return Equality.EQUAL if reference.key == answer.key else Equality.DIFFERENT
+        return Equality.EQUAL if reference == answer.key else Equality.DIFFERENT
 
 
 GRAMMAR = YesNoGrammar()
