@@ -195,3 +195,21 @@ def test_a_key_with_a_control_character_inside_is_refused_without_showing_it(ins
     with pytest.raises(JudgeConfigError, match="api_key holds a control or non-printable character") as caught:
         RewardConfig.from_any({"api_key": key})
     assert "sk-inner" not in str(caught.value)
+
+
+@pytest.mark.parametrize("key", ["sk-café-0123456789", "sk-ключ-0123456789", "ｓｋ-fullwidth-0123456789"])
+def test_a_key_that_is_not_ascii_is_refused_without_showing_it(key):
+    """Such a key was accepted, then every reward fell back with reason "Invalid input" (the
+    header cannot carry it); now the config refuses it, naming the field, whichever way it is built."""
+    from pydantic import ValidationError
+
+    from adapter.config import RewardConfig
+    from judge_vllm.errors import JudgeConfigError
+    from judge_vllm.settings import JudgeClientConfig
+
+    with pytest.raises(JudgeConfigError, match="api_key holds a character that is not ASCII") as caught:
+        RewardConfig.from_any({"api_key": key})
+    with pytest.raises(ValidationError, match="api_key holds a character that is not ASCII") as direct:
+        JudgeClientConfig(api_key=key)
+    for shown in (str(caught.value), str(direct.value)):
+        assert key[:6] not in shown and key[-10:] not in shown
