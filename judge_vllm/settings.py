@@ -10,7 +10,16 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.profiles import JudgeProfile, ScoreRubric, load_profile
@@ -241,6 +250,16 @@ class JudgeClientConfig(BaseModel):
     def generation_max_tokens(self) -> int:
         """The judge's token budget for one reply."""
         return self.max_tokens or self.judge_profile().max_tokens
+
+    @model_serializer(mode="wrap")
+    def _dumped_without_secrets(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``model_dump`` and ``model_dump_json`` show what the repr shows: URLs without their
+        credentials (``judge_url``, ``judge_urls``, ``judge_replicas``, a mapping's), no key
+        (``api_key`` is a ``SecretStr``; a nested mapping's is masked). Trainers log these dicts to
+        experiment trackers. A dump is for reading, not for building a config again: copy one with
+        ``model_copy(update=...)``, or ``dict(config)``, which hold the values themselves."""
+        dumped: dict[str, Any] = handler(self)
+        return {name: _redacted(value) for name, value in dumped.items()}
 
     def __repr_args__(self) -> Any:
         """The repr shows URLs without their credentials and no key, nested mappings included (the

@@ -213,3 +213,58 @@ def test_a_key_that_is_not_ascii_is_refused_without_showing_it(key):
         JudgeClientConfig(api_key=key)
     for shown in (str(caught.value), str(direct.value)):
         assert key[:6] not in shown and key[-10:] not in shown
+
+
+@pytest.mark.parametrize("many", ["judge_replicas", "judge_urls"])
+def test_config_dumps_show_no_credentials_and_the_config_keeps_them(many):
+    """``model_dump`` (python and JSON mode) and ``model_dump_json`` show every URL without its
+    credentials and no key, a second judge's mapping's too, as the repr does; trainers log these
+    dicts to experiment trackers. The config itself keeps them, and so does a copy made with a
+    command line's ``--judge-url``."""
+    from adapter.config import RewardConfig, with_judge_url
+
+    key, second_key, second_password = "sk-dumped-key-4471", "sk-dumped-second-9902", "pw-dumped-second-3318"
+    first = f"http://alice:{PASSWORD}@127.0.0.1:9"
+    second = {"judge_url": f"http://bob:{second_password}@127.0.0.1:9", "api_key": second_key,
+              "judge_replicas": [f"http://bob:{second_password}@127.0.0.1:8"]}  # fmt: skip
+    config = RewardConfig.from_any({"judge_url": first, "api_key": key, many: [first], "escalate_to": second})
+    dumps = {
+        "model_dump": repr(config.model_dump()),
+        "model_dump(json)": repr(config.model_dump(mode="json")),
+        "model_dump_json": config.model_dump_json(),
+        "repr": repr(config),
+        "str": str(config),
+    }
+    for name, shown in dumps.items():
+        assert [s for s in (PASSWORD, key, second_key, second_password) if s in shown] == [], name
+        assert shown.count("http://***@127.0.0.1:") == 4, name
+    assert config.judge_url == first and getattr(config, many) == [first]
+    assert config.api_key is not None and config.api_key.get_secret_value() == key
+    assert config.escalate_to == second
+    moved = with_judge_url(config, f"http://carol:{PASSWORD}@127.0.0.1:7")
+    assert moved.judge_url == f"http://carol:{PASSWORD}@127.0.0.1:7" and moved.escalate_to == second
+    assert moved.api_key is not None and moved.api_key.get_secret_value() == key
+
+
+@pytest.fixture
+def fresh_process_logging(monkeypatch):
+    """Log records as in a process that has registered no secret yet (no scrubbing factory)."""
+    from judge_vllm import redaction
+
+    previous = logging.getLogRecordFactory()
+    monkeypatch.setattr(redaction, "_installed", False)
+    logging.setLogRecordFactory(logging.LogRecord)
+    yield
+    logging.setLogRecordFactory(previous)
+
+
+def test_credentials_too_short_to_register_still_never_reach_a_log(tmp_path, caplog, fresh_process_logging):
+    """``http://u:pw@host``: neither part is long enough to be a secret worth a pattern, and httpx
+    logs every request's URL with its userinfo; the URL alone turns log scrubbing on."""
+    with FakeJudgeServer() as server:
+        config = {"judge_url": server.url.replace("http://", "http://u:pw@"), "cache_dir": str(tmp_path)}
+        with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
+            assert rs.reward("q", "The answer is 1", "2")["source"] == "judge"
+    httpx_lines = [r.getMessage() for r in caplog.records if r.name.startswith("httpx")]
+    assert any("http://***@127.0.0.1" in line for line in httpx_lines)
+    assert "u:pw@" not in caplog.text
