@@ -124,6 +124,22 @@ def test_the_judge_address_comes_from_the_flag_or_the_environment(
     assert fake_judge.counts["ok"] > 0
 
 
+def test_the_report_names_the_judge_without_its_credentials(
+    tmp_path, rows, write_jsonl, read_scores, fake_judge, capsys, monkeypatch
+):
+    monkeypatch.setenv("HOME", str(tmp_path))  # the default cache_dir (no --config)
+    password = "pw-report-userinfo-6613"
+    url = fake_judge.url.replace("http://", f"http://alice:{password}@")
+    assert _run(write_jsonl(tmp_path / "d.jsonl", rows), tmp_path / "out", "--judge-url", url) == 0
+    assert "judge" in {s["judge_source"] for s in read_scores(tmp_path / "out")}  # the URL reached the judge
+    printed = capsys.readouterr()
+    for name in ("report.md", "report.html"):
+        report = (tmp_path / "out" / name).read_text()
+        assert f"at {fake_judge.url.replace('http://', 'http://***@')}" in report, name
+        assert password not in report and "alice" not in report, name
+    assert password not in printed.out + printed.err
+
+
 def test_judge_failure_falls_back_and_is_reported(
     tmp_path, rows, write_jsonl, write_config, read_scores, fake_judge
 ):
