@@ -173,6 +173,21 @@ def test_dead_judge_fails_the_run_and_says_so_first(tmp_path, rows, write_jsonl,
     assert "warning: judge: the judge decided 0 of the 7" in capsys.readouterr().err
 
 
+def test_a_dead_judge_is_named_with_the_command_that_checks_it(
+    tmp_path, rows, write_jsonl, write_config, capsys
+):
+    from judge_vllm.testing.ports import free_port
+
+    port = free_port()  # nobody listens there
+    url = f"http://alice:pw-eval-dead-2290@127.0.0.1:{port}"
+    config = write_config(tmp_path / "c.yaml", url, tmp_path / "cache", max_retries=0)
+    assert _run(write_jsonl(tmp_path / "d.jsonl", rows), tmp_path / "out", "--config", str(config)) == 3
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    shown = f"http://***@127.0.0.1:{port}"
+    assert f"cannot connect to the judge server at {shown}: " in line
+    assert f"check: judge-vllm health --url {shown}" in line and "pw-eval-dead-2290" not in line
+
+
 def test_dead_judge_fails_every_compared_variant(tmp_path, rows, write_jsonl, write_config, capsys):
     data = write_jsonl(tmp_path / "d.jsonl", rows)
     config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0)
