@@ -426,7 +426,8 @@ def with_judge_url(config: ConfigLike, judge_url: str | None) -> RewardConfig:
     if judge_url is None:
         return resolved
     try:
-        return RewardConfig.model_validate({**resolved.model_dump(), "judge_url": judge_url, "judge_urls": None})
+        # dict(): the values themselves (a dump shows URLs without their credentials).
+        return RewardConfig.model_validate({**dict(resolved), "judge_url": judge_url, "judge_urls": None})
     except ValidationError as err:
         raise JudgeConfigError(f"--judge-url {judge_url!r}: {err.errors()[0]['msg']}") from None
 

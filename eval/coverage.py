@@ -26,7 +26,8 @@ __all__ = [
 DECIDED_WITHOUT_JUDGE = frozenset({"rule"})
 DEFAULT_MIN_JUDGED = 0.9
 SHOWN_REASONS = 3
-SHOWN_REASON_CHARS = 160
+# Room for a connection error whole: its URL and the command that checks it.
+SHOWN_REASON_CHARS = 320
 
 
 class JudgeCoverage(BaseModel):

@@ -11,7 +11,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from eval.coverage import JudgeCoverage
 from eval.dataset import RowProblem
@@ -19,6 +19,7 @@ from eval.intervals import Interval
 from eval.metrics import THRESHOLD, EvalSummary, GroupStats, PairStats
 from eval.scoring import ScoredRow
 from eval.verdict import Assessment
+from judge_vllm.redaction import redact_url
 
 __all__ = [
     "Block",
@@ -56,6 +57,12 @@ class RunInfo(BaseModel):
     judge_calls: int | None = None
     problems: list[RowProblem] = []
     coverage: JudgeCoverage | None = None
+
+    @field_validator("judge_url")
+    @classmethod
+    def _without_credentials(cls, url: str | None) -> str | None:
+        """The judge's URL as the report shows it: without its credentials (``http://***@host``)."""
+        return None if url is None else redact_url(url)
 
 
 @dataclass(frozen=True)

@@ -406,7 +406,7 @@ class JudgeClient:
                 try:
                     return await send(max(min(self.config.attempt_timeout_s, left), MIN_ATTEMPT_S))
                 except (openai.OpenAIError, httpx.HTTPError) as err:
-                    raise classify(err) from err
+                    raise classify(err, self._root) from err
         raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
 
     async def _body(

@@ -100,13 +100,17 @@ def register_secret(secret: str | None) -> None:
 
 
 def register_url_secrets(url: str) -> None:
-    """Register the password and user of a URL's userinfo (``http://user:pass@host``)."""
+    """Register the password and user of a URL's userinfo (``http://user:pass@host``), and scrub
+    log records from now on even when both are too short to register: the record factory replaces
+    any URL's userinfo (httpx logs each request's URL with it)."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError):
         return
     register_secret(parsed.password)
     register_secret(parsed.username)
+    if parsed.userinfo:
+        install_log_redaction()
 
 
 def scrub(text: str) -> str:

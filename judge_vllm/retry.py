@@ -34,8 +34,16 @@ from judge_vllm.errors import (
     JudgeTimeoutError,
     JudgeUnavailableError,
 )
+from judge_vllm.redaction import redact_url
 
-__all__ = ["RETRYABLE_STATUS", "classify", "retry_after_seconds", "retrying", "status_error"]
+__all__ = [
+    "RETRYABLE_STATUS",
+    "classify",
+    "connection_error",
+    "retry_after_seconds",
+    "retrying",
+    "status_error",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +73,9 @@ def retry_after_seconds(headers: Mapping[str, str] | None, now: float | None = N
     return None
 
 
-def classify(err: Exception) -> JudgeError:
-    """Map an openai/httpx exception to the judge's error tree (retryable or not)."""
+def classify(err: Exception, url: str | None = None) -> JudgeError:
+    """Map an openai/httpx exception to the judge's error tree (retryable or not); a connection
+    error names ``url`` (the server called, shown without credentials) and how to check it."""
     if isinstance(err, JudgeError):
         return err
     import openai  # where it is used: importing the judge costs no openai (BENCHMARKS.md)
@@ -74,14 +83,26 @@ def classify(err: Exception) -> JudgeError:
     if isinstance(err, openai.APITimeoutError | httpx.TimeoutException):
         return JudgeTimeoutError("timeout waiting for the judge server")
     if isinstance(err, openai.APIConnectionError):
-        return JudgeUnavailableError(f"cannot connect to the judge server: {err.__cause__ or err}")
+        return connection_error(err.__cause__ or err, url)
     if isinstance(err, httpx.TransportError):
-        return JudgeUnavailableError(f"cannot connect to the judge server: {err!r}")
+        return connection_error(repr(err), url)
     if isinstance(err, openai.APIStatusError):
         return status_error(err.status_code, err.response.headers, err.body)
     if isinstance(err, openai.APIResponseValidationError):
         return JudgeParseError(f"judge server sent an unexpected response: {err}")
     return JudgeUnavailableError(f"judge call failed: {type(err).__name__}: {err}")
+
+
+def connection_error(cause: object, url: str | None = None) -> JudgeUnavailableError:
+    """The server at ``url`` could not be reached: the cause, the URL without its credentials and
+    the command that checks it (``judge-vllm health``)."""
+    if url is None:
+        return JudgeUnavailableError(f"cannot connect to the judge server: {cause}")
+    shown = redact_url(url)
+    return JudgeUnavailableError(
+        f"cannot connect to the judge server at {shown}: {cause}; is it running there? "
+        f"check: judge-vllm health --url {shown}"
+    )
 
 
 def status_error(status: int, headers: Mapping[str, str], body: object) -> JudgeError:

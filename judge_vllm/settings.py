@@ -10,7 +10,16 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from judge_vllm.errors import JudgeConfigError
 from judge_vllm.profiles import JudgeProfile, ScoreRubric, load_profile
@@ -38,12 +47,15 @@ def check_judge_url(value: str) -> str:
     return value.strip().rstrip("/")
 
 
-def clean_api_key(value: Any, field: str = "api_key") -> Any:
+def clean_api_key(value: Any, field: str = "api_key", ascii_only: bool = True) -> Any:
     """An API key as read (a config, YAML, an env var, a flag): the form given registered as a
     secret, surrounding whitespace stripped (a key file's trailing newline, an env file's CR, a
     pasted tab: each made requests fail with the key in the error), None when nothing is left.
-    ValueError naming ``field``, never the key, when a control character remains inside it.
-    Values that are not text are left to the field's own validation."""
+    ValueError naming ``field``, never the key, when a control character remains inside it, or
+    (``ascii_only``: a key this client sends) a character that is not ASCII: the client's HTTP
+    header cannot carry it, and every reward fell back with reason "Invalid input". A key that is
+    only compared (the HTTP API's own) may be any printable text. Values that are not text are
+    left to the field's own validation."""
     raw = value.get_secret_value() if isinstance(value, SecretStr) else value
     if not isinstance(raw, str):
         return value
@@ -55,6 +67,11 @@ def clean_api_key(value: Any, field: str = "api_key") -> Any:
         raise ValueError(
             f"{field} holds a control or non-printable character inside it, which no HTTP header "
             "can carry: copy the key again (its value is not shown)"
+        )
+    if ascii_only and not key.isascii():
+        raise ValueError(
+            f"{field} holds a character that is not ASCII, which no HTTP header can carry: API keys "
+            "are printable ASCII; copy the key again (its value is not shown)"
         )
     return key
 
@@ -81,14 +98,18 @@ def _hashable(value: Any) -> Any:
 class JudgeClientConfig(BaseModel):
     """How to reach the judge and what to ask of it; the reward config extends it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # hide_input_in_errors: a ValidationError's text would otherwise show the value given (a key,
+    # a URL with credentials); the config's own errors (``adapter.config``) name the key instead.
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
     # Old key -> its name now (accepted with a FutureWarning).
     RENAMED_KEYS: ClassVar[Mapping[str, str]] = {"timeout": "judge_timeout"}
 
     judge_url: str = Field(
         default="http://localhost:8888", description="the judge server (with or without /v1)"
     )
-    api_key: SecretStr | None = Field(default=None, description="the judge server's API key (never printed)")
+    api_key: SecretStr | None = Field(
+        default=None, description="the judge server's API key, printable ASCII (never printed)"
+    )
     model: str | None = Field(default=None, description="served model name; None = first listed")
     mode: Literal["verdict", "fast"] = Field(
         default="fast",
@@ -229,6 +250,16 @@ class JudgeClientConfig(BaseModel):
     def generation_max_tokens(self) -> int:
         """The judge's token budget for one reply."""
         return self.max_tokens or self.judge_profile().max_tokens
+
+    @model_serializer(mode="wrap")
+    def _dumped_without_secrets(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``model_dump`` and ``model_dump_json`` show what the repr shows: URLs without their
+        credentials (``judge_url``, ``judge_urls``, ``judge_replicas``, a mapping's), no key
+        (``api_key`` is a ``SecretStr``; a nested mapping's is masked). Trainers log these dicts to
+        experiment trackers. A dump is for reading, not for building a config again: copy one with
+        ``model_copy(update=...)``, or ``dict(config)``, which hold the values themselves."""
+        dumped: dict[str, Any] = handler(self)
+        return {name: _redacted(value) for name, value in dumped.items()}
 
     def __repr_args__(self) -> Any:
         """The repr shows URLs without their credentials and no key, nested mappings included (the

@@ -99,8 +99,9 @@ class ApiSettings(BaseModel):
     @classmethod
     def _sendable_key(cls, value: object) -> object:
         # Stripped (the header token is stripped too), only printable text inside (what survives a
-        # client's header encoding); an empty key would turn auth off without a word: refused.
-        key = clean_api_key(value)
+        # client's header encoding; non-ASCII too: it is compared as UTF-8 bytes, never sent); an
+        # empty key would turn auth off without a word: refused.
+        key = clean_api_key(value, ascii_only=False)
         if value is not None and key is None:
             raise ValueError(
                 "the API key is empty (or only whitespace), which would serve without auth: "

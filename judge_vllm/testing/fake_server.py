@@ -18,6 +18,10 @@ OpenAI routes). ``/v1/completions`` (raw-prompt profiles) answers ``FaultPlan.co
 for each prompt of a list; a ``choice`` constraint other than 1-5 gets its first label when
 the reference appears in the response, else its second.
 
+With ``api_key`` it answers 401 to a request without ``Authorization: Bearer KEY``; with
+``basic_auth`` (``"user:password"``) to one without those credentials as HTTP Basic auth, which is
+how a client sends a URL's userinfo (``http://user:password@host``).
+
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
 it answers 400 to a prompt that overflows its ``max_model_len``. ``GET /fake/stats`` gives its
 requests by route and outcome, the items (conversations) it judged and its process's CPU seconds (for benchmarks of a fake in its own
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import random
 import re
@@ -137,9 +142,14 @@ class FakeJudgeServer:
         port: int = 0,
         model: str = "fake-judge",
         api_key: str | None = None,
+        basic_auth: str | None = None,
     ) -> None:
         self.plan = plan or FaultPlan()
         self.api_key = api_key
+        self._authorization = (
+            f"Basic {base64.b64encode(basic_auth.encode()).decode()}" if basic_auth
+            else f"Bearer {api_key}" if api_key else None
+        )  # fmt: skip
         self.port = port
         self.model = model
         self.counts: Counter[str] = Counter()
@@ -193,8 +203,8 @@ class FakeJudgeServer:
                 headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)}
                 length = int(headers.get("content-length", 0))
                 body = json.loads(await reader.readexactly(length)) if length else {}
-                if self.api_key and headers.get("authorization") != f"Bearer {self.api_key}":
-                    status, payload = 401, {"error": {"message": "invalid api key"}}
+                if self._authorization and headers.get("authorization") != self._authorization:
+                    status, payload = 401, {"error": {"message": "invalid credentials"}}
                 else:
                     status, payload = await self._route(method, path, body)
                 if status == 0:  # drop the connection

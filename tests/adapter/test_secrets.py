@@ -1,8 +1,10 @@
 """The API key never shows up in logs, errors, metrics, results or the cache."""
 
+import json
 import logging
 
 import pytest
+import yaml
 
 from adapter import JudgeRewardSystem
 from judge_vllm.schemas import Verdict
@@ -195,3 +197,156 @@ def test_a_key_with_a_control_character_inside_is_refused_without_showing_it(ins
     with pytest.raises(JudgeConfigError, match="api_key holds a control or non-printable character") as caught:
         RewardConfig.from_any({"api_key": key})
     assert "sk-inner" not in str(caught.value)
+
+
+@pytest.mark.parametrize("key", ["sk-café-0123456789", "sk-ключ-0123456789", "ｓｋ-fullwidth-0123456789"])
+def test_a_key_that_is_not_ascii_is_refused_without_showing_it(key):
+    """Such a key was accepted, then every reward fell back with reason "Invalid input" (the
+    header cannot carry it); now the config refuses it, naming the field, whichever way it is built."""
+    from pydantic import ValidationError
+
+    from adapter.config import RewardConfig
+    from judge_vllm.errors import JudgeConfigError
+    from judge_vllm.settings import JudgeClientConfig
+
+    with pytest.raises(JudgeConfigError, match="api_key holds a character that is not ASCII") as caught:
+        RewardConfig.from_any({"api_key": key})
+    with pytest.raises(ValidationError, match="api_key holds a character that is not ASCII") as direct:
+        JudgeClientConfig(api_key=key)
+    for shown in (str(caught.value), str(direct.value)):
+        assert key[:6] not in shown and key[-10:] not in shown
+
+
+@pytest.mark.parametrize("many", ["judge_replicas", "judge_urls"])
+def test_config_dumps_show_no_credentials_and_the_config_keeps_them(many):
+    """``model_dump`` (python and JSON mode) and ``model_dump_json`` show every URL without its
+    credentials and no key, a second judge's mapping's too, as the repr does; trainers log these
+    dicts to experiment trackers. The config itself keeps them, and so does a copy made with a
+    command line's ``--judge-url``."""
+    from adapter.config import RewardConfig, with_judge_url
+
+    key, second_key, second_password = "sk-dumped-key-4471", "sk-dumped-second-9902", "pw-dumped-second-3318"
+    first = f"http://alice:{PASSWORD}@127.0.0.1:9"
+    second = {"judge_url": f"http://bob:{second_password}@127.0.0.1:9", "api_key": second_key,
+              "judge_replicas": [f"http://bob:{second_password}@127.0.0.1:8"]}  # fmt: skip
+    config = RewardConfig.from_any({"judge_url": first, "api_key": key, many: [first], "escalate_to": second})
+    dumps = {
+        "model_dump": repr(config.model_dump()),
+        "model_dump(json)": repr(config.model_dump(mode="json")),
+        "model_dump_json": config.model_dump_json(),
+        "repr": repr(config),
+        "str": str(config),
+    }
+    for name, shown in dumps.items():
+        assert [s for s in (PASSWORD, key, second_key, second_password) if s in shown] == [], name
+        assert shown.count("http://***@127.0.0.1:") == 4, name
+    assert config.judge_url == first and getattr(config, many) == [first]
+    assert config.api_key is not None and config.api_key.get_secret_value() == key
+    assert config.escalate_to == second
+    moved = with_judge_url(config, f"http://carol:{PASSWORD}@127.0.0.1:7")
+    assert moved.judge_url == f"http://carol:{PASSWORD}@127.0.0.1:7" and moved.escalate_to == second
+    assert moved.api_key is not None and moved.api_key.get_secret_value() == key
+
+
+@pytest.fixture
+def fresh_process_logging(monkeypatch):
+    """Log records as in a process that has registered no secret yet (no scrubbing factory)."""
+    from judge_vllm import redaction
+
+    previous = logging.getLogRecordFactory()
+    monkeypatch.setattr(redaction, "_installed", False)
+    logging.setLogRecordFactory(logging.LogRecord)
+    yield
+    logging.setLogRecordFactory(previous)
+
+
+def test_credentials_too_short_to_register_still_never_reach_a_log(tmp_path, caplog, fresh_process_logging):
+    """``http://u:pw@host``: neither part is long enough to be a secret worth a pattern, and httpx
+    logs every request's URL with its userinfo; the URL alone turns log scrubbing on."""
+    with FakeJudgeServer() as server:
+        config = {"judge_url": server.url.replace("http://", "http://u:pw@"), "cache_dir": str(tmp_path)}
+        with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
+            assert rs.reward("q", "The answer is 1", "2")["source"] == "judge"
+    httpx_lines = [r.getMessage() for r in caplog.records if r.name.startswith("httpx")]
+    assert any("http://***@127.0.0.1" in line for line in httpx_lines)
+    assert "u:pw@" not in caplog.text
+
+
+# -- one run, credentials given every way, every output read --------------------------------
+
+FIRST_USER, FIRST_PASSWORD = "alice-first-judge", "pw-from-env-first-5521"  # password: ${JUDGE_PASSWORD}
+REPLICA_USER, REPLICA_PASSWORD = "bob-replica-judge", "pw-literal-replica-7734"  # written in the YAML
+SECOND_USER, SECOND_PASSWORD = "carol-second-judge", "pw-from-env-second-3318"  # ${SECOND_PASSWORD}
+ENV_KEY, SECOND_KEY = "sk-from-env-key-6620-abcdef", "sk-literal-second-key-8834"  # ${JUDGE_KEY}; literal
+EVERY_SECRET = (FIRST_USER, FIRST_PASSWORD, REPLICA_USER, REPLICA_PASSWORD, SECOND_USER, SECOND_PASSWORD,
+                ENV_KEY, SECOND_KEY)  # fmt: skip
+
+
+def _files_text(folder) -> str:
+    return "\n".join(p.read_bytes().decode("latin-1") for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def test_no_credential_leaves_a_judge_eval_run_or_a_reward_system(tmp_path, monkeypatch, capsys, caplog):
+    """Credentials in URL userinfo (judge_replicas, judge_url, a second judge's), API keys, each
+    literal or from ``${VAR}`` in the YAML: every judge is reached with its own (each server asks
+    for them), and no output shows any: judge-eval's files, stdout and stderr, the logs at DEBUG,
+    the judgment log, the cache, the config's dumps, results and ``get_metrics()``."""
+    from adapter import create_judge_reward
+    from adapter.config import RewardConfig
+    from eval.cli import main as judge_eval
+
+    monkeypatch.setenv("JUDGE_PASSWORD", FIRST_PASSWORD)
+    monkeypatch.setenv("SECOND_PASSWORD", SECOND_PASSWORD)
+    monkeypatch.setenv("JUDGE_KEY", ENV_KEY)
+    # 24 prompts: both replicas get some, whatever their ports (routing hashes the prompt and the URL).
+    rows = [{"prompt": f"What is {i} + 1?", "completion": f"It is {i + 1}", "answer": str(i + 1), "label": 1}
+            for i in range(24)]  # fmt: skip
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with (
+        FakeJudgeServer(basic_auth=f"{FIRST_USER}:{FIRST_PASSWORD}") as first,
+        FakeJudgeServer(basic_auth=f"{REPLICA_USER}:{REPLICA_PASSWORD}") as replica,
+        FakeJudgeServer(basic_auth=f"{SECOND_USER}:{SECOND_PASSWORD}") as second,
+    ):
+        first_url = first.url.replace("http://", f"http://{FIRST_USER}:${{JUDGE_PASSWORD}}@")
+        config_file = tmp_path / "reward.yaml"
+        config_file.write_text(yaml.safe_dump({
+            "judge_url": first_url,
+            "judge_replicas": [first_url, replica.url.replace("http://", f"http://{REPLICA_USER}:{REPLICA_PASSWORD}@")],
+            "api_key": "${JUDGE_KEY}",
+            "escalate_to": {"judge_url": second.url.replace("http://", f"http://{SECOND_USER}:${{SECOND_PASSWORD}}@"),
+                            "api_key": SECOND_KEY},
+            "escalation_band": [0.0, 1.0],  # every judged reward goes to the second judge too
+            "cache_dir": str(tmp_path / "cache"), "max_retries": 0,
+            "judgment_log_path": str(tmp_path / "log" / "judgments.jsonl"),
+        }))  # fmt: skip
+        with caplog.at_level(logging.DEBUG):
+            code = judge_eval(["--data", str(tmp_path / "rows.jsonl"), "--config", str(config_file),
+                               "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+            config = RewardConfig.from_any(config_file)
+            with create_judge_reward(config_file) as rs:
+                results = [rs.reward(f"What is {i} - 1?", f"It is {i - 1}", str(i - 1)) for i in range(3)]
+                metrics = rs.get_metrics()
+                shown_by_system = repr(rs.config) + str(rs.config.model_dump())
+    printed = capsys.readouterr()
+    assert code == 0
+    assert {r["source"] for r in results} == {"judge"}  # each judge let in by its own credentials
+    assert first.counts["ok"] and replica.counts["ok"] and second.counts["ok"]
+    assert (tmp_path / "log" / "judgments.jsonl").stat().st_size > 0
+    assert any(r.name.startswith("httpx") for r in caplog.records)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "at http://***@127.0.0.1:" in report
+    dumps = [repr(config), str(config), str(config.model_dump()), str(config.model_dump(mode="json"))]
+    dumps += [config.model_dump_json(), shown_by_system]
+    outputs = {
+        "judge-eval files": _files_text(tmp_path / "out"),
+        "stdout": printed.out,
+        "stderr": printed.err,
+        "logs": caplog.text,
+        "judgment log": _files_text(tmp_path / "log"),
+        "cache": _files_text(tmp_path / "cache"),
+        "config dumps": "\n".join(dumps),
+        "results": repr(results),
+        "get_metrics()": repr(metrics),
+    }
+    leaks = {name: [s for s in EVERY_SECRET if s in text] for name, text in outputs.items()}
+    assert leaks == {name: [] for name in outputs}

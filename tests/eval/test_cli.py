@@ -124,6 +124,22 @@ def test_the_judge_address_comes_from_the_flag_or_the_environment(
     assert fake_judge.counts["ok"] > 0
 
 
+def test_the_report_names_the_judge_without_its_credentials(
+    tmp_path, rows, write_jsonl, read_scores, fake_judge, capsys, monkeypatch
+):
+    monkeypatch.setenv("HOME", str(tmp_path))  # the default cache_dir (no --config)
+    password = "pw-report-userinfo-6613"
+    url = fake_judge.url.replace("http://", f"http://alice:{password}@")
+    assert _run(write_jsonl(tmp_path / "d.jsonl", rows), tmp_path / "out", "--judge-url", url) == 0
+    assert "judge" in {s["judge_source"] for s in read_scores(tmp_path / "out")}  # the URL reached the judge
+    printed = capsys.readouterr()
+    for name in ("report.md", "report.html"):
+        report = (tmp_path / "out" / name).read_text()
+        assert f"at {fake_judge.url.replace('http://', 'http://***@')}" in report, name
+        assert password not in report and "alice" not in report, name
+    assert password not in printed.out + printed.err
+
+
 def test_judge_failure_falls_back_and_is_reported(
     tmp_path, rows, write_jsonl, write_config, read_scores, fake_judge
 ):
@@ -155,6 +171,21 @@ def test_dead_judge_fails_the_run_and_says_so_first(tmp_path, rows, write_jsonl,
     assert first_paragraph.startswith("Warning: the judge decided 0 of the 7 rows sent to it")
     assert _run(data, tmp_path / "allowed", "--config", str(config), "--allow-fallback") == 0
     assert "warning: judge: the judge decided 0 of the 7" in capsys.readouterr().err
+
+
+def test_a_dead_judge_is_named_with_the_command_that_checks_it(
+    tmp_path, rows, write_jsonl, write_config, capsys
+):
+    from judge_vllm.testing.ports import free_port
+
+    port = free_port()  # nobody listens there
+    url = f"http://alice:pw-eval-dead-2290@127.0.0.1:{port}"
+    config = write_config(tmp_path / "c.yaml", url, tmp_path / "cache", max_retries=0)
+    assert _run(write_jsonl(tmp_path / "d.jsonl", rows), tmp_path / "out", "--config", str(config)) == 3
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    shown = f"http://***@127.0.0.1:{port}"
+    assert f"cannot connect to the judge server at {shown}: " in line
+    assert f"check: judge-vllm health --url {shown}" in line and "pw-eval-dead-2290" not in line
 
 
 def test_dead_judge_fails_every_compared_variant(tmp_path, rows, write_jsonl, write_config, capsys):

@@ -77,6 +77,20 @@ def test_judge_with_an_unknown_profile_is_a_clear_error_and_exit_2(capsys):
     assert code == 2 and err.startswith("error: profile:") and "compassverifier" in err and "Traceback" not in err
 
 
+def test_a_judge_that_cannot_be_reached_is_named_with_the_command_that_checks_it(capsys):
+    """The error names the URL (its credentials hidden) and ``judge-vllm health`` on it, not only
+    "All connection attempts failed"."""
+    from judge_vllm.testing.ports import free_port
+
+    port = free_port()  # nobody listens there
+    code = main(["judge", "--url", f"http://alice:pw-cli-8812@127.0.0.1:{port}/v1", "--prompt", "q",
+                 "--completion", "c", "--answer", "a", "--judge-timeout", "2"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"error: cannot connect to the judge server at http://***@127.0.0.1:{port}: ")
+    assert f"check: judge-vllm health --url http://***@127.0.0.1:{port}" in err and "pw-cli-8812" not in err
+
+
 @pytest.mark.parametrize("separator", [[], ["--"]])
 def test_serve_passes_extra_arguments_to_vllm_with_or_without_a_double_dash(tmp_path, monkeypatch, capsys, separator):
     """`judge-vllm serve ... -- --kv-cache-memory-bytes N` once reached vLLM with the "--" (it exited)."""

@@ -62,3 +62,19 @@ def test_a_dead_judge_is_one_warning_with_its_cause_and_judge_unavailable(tmp_pa
     discovery = [w for w in warnings if "not discovered" in w]
     assert len(discovery) == 1 and "cannot connect to the judge server" in discovery[0], warnings
     assert not [w for w in warnings if "rule fallback" in w]
+
+
+def test_the_fallback_warning_names_the_judge_it_cannot_reach_and_how_to_check_it(tmp_path, caplog):
+    from adapter import JudgeRewardSystem
+
+    port = free_port()  # a port nobody listens on
+    caplog.set_level("WARNING", logger="JudgeReward")
+    config = {"judge_url": f"http://alice:pw-warning-3391@127.0.0.1:{port}", "cache_dir": str(tmp_path),
+              "reward_timeout": 2.0, "max_retries": 0, "model": "m"}  # fmt: skip
+    with JudgeRewardSystem(config) as rs:
+        result = rs.reward("What is 2+2?", "The answer is 5.", "4", "NUMBER")
+    assert (result["source"], result["reason"]) == ("rule_fallback", "Judge unavailable")
+    (line,) = [r.getMessage() for r in caplog.records if "rule fallback #1" in r.getMessage()]
+    url = f"http://***@127.0.0.1:{port}"
+    assert f"cannot connect to the judge server at {url}: " in line
+    assert line.endswith(f"check: judge-vllm health --url {url}") and "pw-warning-3391" not in line
