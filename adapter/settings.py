@@ -64,7 +64,10 @@ class GroupSettings(BaseModel):
         description="strategy cascade: also compare the members the rule decided (to order equals)",
     )
     max_members: int = Field(
-        default=128, ge=2, le=4096, description="a larger group is refused (HTTP: 422): send one group per prompt"
+        default=128,
+        ge=2,
+        le=4096,
+        description="a larger group is compared in sub-groups of at most this many (POST /judge_group: 422)",
     )
     max_comparisons: int = Field(
         default=256,
@@ -83,7 +86,8 @@ class GroupSettings(BaseModel):
         return self
 
     def too_large(self, members: int) -> str | None:
-        """Why a group of ``members`` is refused (None: it is not): more than ``max_members``."""
+        """Why ``POST /judge_group`` refuses a group of ``members`` (None: it does not): more than
+        ``max_members``. ``reward_group`` compares such a group in sub-groups instead."""
         if members <= self.max_members or self.mode == "pointwise":
             return None
         return (

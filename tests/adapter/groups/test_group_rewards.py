@@ -231,14 +231,24 @@ def test_a_large_group_asks_at_most_its_budget_of_comparisons_and_compares_every
     assert results[6]["reward"] > results[0]["reward"]  # still ordered by what the judge prefers
 
 
-def test_a_group_over_max_members_is_refused_with_the_key_to_raise(tmp_path):
-    backend = position_biased()
-    with (
-        _system(tmp_path, backend, mode="pairwise", max_members=4, max_comparisons=8) as rs,
-        pytest.raises(JudgeInputError, match=r"group of 5 completions is more than group.max_members \(4\)"),
-    ):
-        rs.reward_group(_items(*GROUP, "One more."))
-    assert backend.requests == []
+def test_a_group_over_max_members_is_compared_in_sub_groups_and_every_reward_says_so(tmp_path):
+    """Issue 41: such a group raised JudgeInputError into the trainer (TRL, verl, OpenRLHF)."""
+    backend = prefers_marked()
+    completions = [f"slogan {k} " + "+" * (k % 5) for k in range(10)]
+    with _system(tmp_path, backend, mode="pairwise", max_members=4, max_comparisons=36) as rs:
+        results = rs.reward_group(_items(*completions))
+    assert len(results) == 10
+    assert all(r["source"] == "judge" and r["reason"] == "pairwise_subgroup" for r in results)
+    assert "sub-group 1 of 3 (4 of the 10 members compared" in results[0]["explanation"]
+    # dealt in turn: members 0, 3, 6, 9 | 1, 4, 7 | 2, 5, 8; never compared across sub-groups
+    part_of = {completions[k]: k % 3 for k in range(10)}
+    assert all(len({part_of[r] for r in c.responses}) == 1 for c in backend.comparisons)
+    assert {tuple(c["shown"]) for c in results[0]["comparisons"]} == {(0, k) for k in (3, 6, 9)} | {
+        (k, 0) for k in (3, 6, 9)
+    }
+    assert len(backend.comparisons) == 12 + 6 + 6  # all pairs of each: within the shared 36
+    rewards = [r["reward"] for r in results]
+    assert rewards[9] > rewards[3] > rewards[6] > rewards[0]  # "+" 4, 3, 1, 0: ordered within its sub-group
 
 
 def test_a_group_of_one_is_judged_on_its_own(tmp_path):
