@@ -91,7 +91,9 @@ class GroupJudge:
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
                 raise ValueError(f"listwise ranks at most {MAX_LISTWISE} responses, the group has {n}")
-            orders = schedules.cyclic_shifts(n, min(self.settings.permutations or n, n))
+            # All n shifts, every member in every position once: with fewer, the position leaked
+            # into the scores (four identical members ranked as shown earned 0.5/0.83/0.5/0.17).
+            orders = schedules.cyclic_shifts(n)
         else:
             budget_pairs = self.settings.max_comparisons if max_comparisons is None else max_comparisons
             orders = [list(pair) for pair in self._pairs(n, reference, budget_pairs)]
