@@ -430,7 +430,7 @@ def _calibrated(
             scored, model, config.profile, config.mode, args.calibration_method, seed=args.seed
         )
     except CalibrationError as error:
-        err.print(f"error: --calibrate: {error}", markup=False, highlight=False)
+        err.print(f"error: --calibrate: {error}", markup=False, highlight=False, soft_wrap=True)
         return error
     args.calibrate.parent.mkdir(parents=True, exist_ok=True)
     args.calibrate.write_text(fit.calibration.model_dump_json(indent=2) + "\n", encoding="utf-8")
