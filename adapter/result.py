@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,6 +75,25 @@ class ProcessMix:
         if self.aggregate is None:
             return outcome
         return (1.0 - self.weight) * outcome + self.weight * self.aggregate
+
+    def checked(self) -> ProcessMix:
+        """These scores as they may leave the system: a turn's score that is not a finite number in
+        [0, 1] (a backend's bug) is None, not judged; an aggregate that is not is none, so the
+        reward is the outcome's. Itself when every number is one."""
+        scores = [s if s is None or _unit(s) else None for s in self.scores]
+        aggregate = self.aggregate if self.aggregate is None or _unit(self.aggregate) else None
+        if scores == self.scores and aggregate == self.aggregate:
+            return self
+        left_out = sum(s is not None for s in self.scores) - sum(s is not None for s in scores)
+        explanation = f"process: {left_out} turn score(s) not a finite number in [0, 1] left out; " + (
+            self.explanation.removeprefix("process: ") if aggregate is not None else "outcome only"
+        )
+        return ProcessMix(scores, aggregate, self.weight, explanation)
+
+
+def _unit(value: float) -> bool:
+    """Whether ``value`` is a finite number in [0, 1]."""
+    return isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0
 
 
 class GroupComparison(BaseModel):

@@ -225,7 +225,8 @@ class BaseJudgeReward:
         """Score the completions of one prompt together, as ``group:`` in the config says
         (pairwise, listwise, or pointwise when unset): one reward per item, in order, each with
         the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``.
-        ``JudgeInputError`` for members of several prompts, or more than ``group.max_members``."""
+        A group of more than ``group.max_members`` is compared in sub-groups (reason
+        ``<mode>_subgroup``). ``JudgeInputError`` for members of several prompts."""
         budget = self._group_budget()
         members = self._groups.members(items)
         results = self._answered_in_time(members, self._groups.score(members, budget), budget)

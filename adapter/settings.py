@@ -10,6 +10,7 @@ A rubric is a list whose entries are plain strings or ``{criterion, weight (defa
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Literal
 
@@ -28,8 +29,10 @@ class GroupSettings(BaseModel):
 
     ``pointwise``: each member on its own, as ``reward_batch``. ``pairwise``: the judge picks
     the better of two, every pair in both orders, on a ``schedule``; scores from win rates or
-    Bradley-Terry. ``listwise``: the judge ranks the whole group (at most 16), in
-    ``permutations`` cyclic shifts, scored by mean rank.
+    Bradley-Terry. ``listwise``: the judge ranks the whole group (at most 16), in all n cyclic
+    shifts (every member in every position once), scored by mean rank. ``permutations`` no longer
+    lowers that (fewer orders than members leak position into the scores): it is accepted, with a
+    ``FutureWarning``, so that configs that set it still load.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -51,7 +54,10 @@ class GroupSettings(BaseModel):
         default="bradley_terry", description="pairwise: scores from Bradley-Terry strengths or mean win rate"
     )
     permutations: int | None = Field(
-        default=None, ge=1, le=16, description="listwise: orders shown (cyclic shifts); None = one per member"
+        default=None,
+        ge=1,
+        le=16,
+        description="ignored (a warning): listwise always shows all n cyclic shifts; fewer leak position",
     )
     deadline: float = Field(
         default=60.0,
@@ -64,7 +70,10 @@ class GroupSettings(BaseModel):
         description="strategy cascade: also compare the members the rule decided (to order equals)",
     )
     max_members: int = Field(
-        default=128, ge=2, le=4096, description="a larger group is refused (HTTP: 422): send one group per prompt"
+        default=128,
+        ge=2,
+        le=4096,
+        description="a larger group is compared in sub-groups of at most this many (POST /judge_group: 422)",
     )
     max_comparisons: int = Field(
         default=256,
@@ -72,6 +81,18 @@ class GroupSettings(BaseModel):
         le=1_000_000,
         description="pairwise: comparisons per group; a schedule that asks more is round_robin with fewer opponents",
     )
+
+    @model_validator(mode="after")
+    def _permutations_ignored(self) -> GroupSettings:
+        if self.permutations is not None:
+            warnings.warn(
+                f"group.permutations is ignored ({self.permutations} given): listwise shows every group in "
+                "all n cyclic shifts, since fewer orders than members leak position into the rewards; "
+                "remove the key (it will stop loading in a later release)",
+                FutureWarning,
+                stacklevel=2,
+            )
+        return self
 
     @model_validator(mode="after")
     def _every_member_fits_the_budget(self) -> GroupSettings:
@@ -83,7 +104,8 @@ class GroupSettings(BaseModel):
         return self
 
     def too_large(self, members: int) -> str | None:
-        """Why a group of ``members`` is refused (None: it is not): more than ``max_members``."""
+        """Why ``POST /judge_group`` refuses a group of ``members`` (None: it does not): more than
+        ``max_members``. ``reward_group`` compares such a group in sub-groups instead."""
         if members <= self.max_members or self.mode == "pointwise":
             return None
         return (

@@ -8,8 +8,9 @@ cache; ``reward_timeout`` from ``--reward-timeout``; ``--max-members`` raises th
 the budget with it), warms it up with one reward, then scores a
 group of that many completions of one question while, half a second in, one single ``reward``
 is asked on the same reward system from another thread. Each row: the members, the items the
-fake judged for the group (its comparisons, and pointwise judgments), the group's seconds and its
-members by source, the single reward's seconds and source, and the process's peak RSS.
+fake judged for the group (its comparisons, and pointwise judgments), the group's seconds, its
+members by source and by reason (``pairwise_subgroup``: more than ``group.max_members``, compared
+in sub-groups), the single reward's seconds and source, and the process's peak RSS.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import httpx
 
 from adapter import JudgeRewardSystem
 from eval.bench_long_batch import fake_judge_process
-from judge_vllm.errors import JudgeInputError
 
 __all__ = ["Row", "group_items", "main", "one_group"]
 
@@ -44,7 +44,7 @@ class Row(TypedDict, total=False):
     judged: int
     group_s: float
     group_sources: dict[str, int]
-    refused: str
+    group_reasons: dict[str, int]
     single_s: float
     single_source: str
     peak_rss_mb: float
@@ -73,12 +73,10 @@ def one_group(url: str, members: int, reward_timeout: float, group: dict[str, ob
 
         def run_group() -> None:
             started = time.monotonic()
-            try:
-                results = rs.reward_group(group_items(members))
-                row["group_sources"] = dict(Counter(str(r["source"]) for r in results))
-            except JudgeInputError as err:
-                row["refused"] = str(err)
+            results = rs.reward_group(group_items(members))
             row["group_s"] = time.monotonic() - started
+            row["group_sources"] = dict(Counter(str(r["source"]) for r in results))
+            row["group_reasons"] = dict(Counter(str(r["reason"]) for r in results))
 
         runner = threading.Thread(target=run_group)
         runner.start()
@@ -100,7 +98,9 @@ def _table(rows: Sequence[Row], reward_timeout: float) -> str:
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        sources = "refused (JudgeInputError; HTTP 422)" if "refused" in r else ", ".join(f"{k} {v}" for k, v in sorted(r["group_sources"].items()))
+        sources = ", ".join(f"{k} {v}" for k, v in sorted(r["group_sources"].items()))
+        if any(reason.endswith("_subgroup") for reason in r["group_reasons"]):
+            sources += " (in sub-groups)"
         lines.append(
             f"| {r['members']} | {r['judged']:,} | {r['group_s']:.1f} | {sources} | "
             f"{r['single_s']:.1f} s, {r['single_source']} | {r['peak_rss_mb']:.0f} MB |"

@@ -33,7 +33,6 @@ MODES: tuple[tuple[str, dict[str, object]], ...] = (
     ("pairwise, round_robin k=2", {"mode": "pairwise", "schedule": "round_robin", "opponents": 2}),
     ("pairwise, anchor (reference)", {"mode": "pairwise", "schedule": "anchor"}),
     ("listwise, n shifts", {"mode": "listwise"}),
-    ("listwise, 2 shifts", {"mode": "listwise", "permutations": 2}),
 )
 COUNTERS = (
     "prompt_tokens_total",

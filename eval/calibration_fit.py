@@ -9,8 +9,11 @@ right answer (a step fitted on 40 rows mapped judge scores 0.22 and 0.37 to 1.00
 
 One curve for every answer type (``"*"``), plus one per answer type with at least
 ``MIN_ROWS_PER_TYPE`` rows, ``MIN_ROWS_PER_LABEL`` of each label; fewer rows fit noise (curves
-from 37-52 rows paid held-out wrong answers), and such a type takes the ``"*"`` curve. The
-reward config takes the file as ``calibration_file`` (``adapter.pipeline.calibration``).
+from 37-52 rows paid held-out wrong answers), and such a type takes the ``"*"`` curve, as does a
+type whose own curve would pay everything (``CalibrationCurve.degenerate``: its lowest score paid
+as right, or one reward for every score). A fit whose ``"*"`` curve would pay everything is
+refused (``CalibrationError``), not written: the reward system would refuse the file. The reward
+config takes the file as ``calibration_file`` (``adapter.pipeline.calibration``).
 
 The effect is measured by k-fold cross-validation: each fold's rows are scored by curves fitted
 on the other folds, so no figure comes from the rows its curve was fitted on. ``before`` is the
@@ -29,7 +32,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy.optimize import isotonic_regression, minimize
 
-from adapter.pipeline.calibration import ANY_ANSWER_TYPE, CalibrationCurve, CalibrationFile, logit
+from adapter.pipeline.calibration import (
+    ANY_ANSWER_TYPE,
+    MIN_ROWS_PER_TYPE,
+    CalibrationCurve,
+    CalibrationFile,
+    logit,
+)
 from eval.coverage import JUDGE_DECIDED
 from eval.intervals import Array, Interval, accuracy, bootstrap, false_positive_rate
 from eval.metrics import THRESHOLD
@@ -47,16 +56,17 @@ __all__ = [
 
 Method = Literal["isotonic", "platt"]
 DEFAULT_FOLDS = 5
-# A curve of its own for an answer type: 100 rows, 20 of each label. With 20 wrong answers one
-# paid wrong answer moves the false-positive rate by 0.05, and a block of the curve rests on
-# several rows, not on the one lowest right answer.
-MIN_ROWS_PER_TYPE = 100
+# A curve of its own for an answer type: MIN_ROWS_PER_TYPE (100) rows, 20 of each label. With 20
+# wrong answers one paid wrong answer moves the false-positive rate by 0.05, and a block of the
+# curve rests on several rows, not on the one lowest right answer. The reward system refuses a
+# type's curve fitted on fewer rows.
 MIN_ROWS_PER_LABEL = 20
 THRESHOLD_GRID = np.linspace(0.0, 1.0, 1001)
 
 
 class CalibrationError(ValueError):
-    """The rows cannot support a calibration (too few, one label only)."""
+    """The rows cannot support a calibration (too few, one label only, or a curve that would pay
+    everything)."""
 
 
 class HeldOut(BaseModel):
@@ -166,7 +176,9 @@ def _curves(
     for answer_type in sorted({t for t in types if t}):
         mask = np.array([t == answer_type for t in types])
         if _enough_for_a_curve(labels[mask]):
-            curves[answer_type] = fit_curve(scores[mask], labels[mask], method)
+            curve = fit_curve(scores[mask], labels[mask], method)
+            if curve.degenerate() is None:  # else the type takes the "*" curve
+                curves[answer_type] = curve
     return curves
 
 
@@ -243,11 +255,19 @@ def fit_calibration(
             calibrated[i] = curve.probability(float(scores[i]))
     before, after = _held_out(scores, labels, seed), _held_out(calibrated, labels, seed)
     caution = _caution(before, after)
+    curves = _curves(scores, labels, types, method)
+    pays_everything = curves[ANY_ANSWER_TYPE].degenerate()
+    if pays_everything:
+        raise CalibrationError(
+            f"the fitted curve '*' {pays_everything}: the judge's scores do not separate right from wrong "
+            "on these rows, and the reward system would refuse the file; leave calibration_file unset, or "
+            "label more rows"
+        )
     calibration = CalibrationFile(
         model=model,
         profile=profile,
         mode=mode,
-        curves=_curves(scores, labels, types, method),
+        curves=curves,
         cross_validation={
             "rows": len(kept),
             "folds": folds,

@@ -17,7 +17,9 @@ training (``judgment_log_path``) and writes DIR/log_report.md, .html and .json
 writes DIR/groups.md (``eval.group_eval``). Exit codes: 0 done, 2 bad input or config, 3 the
 judge did not judge: it decided fewer than ``--min-judged`` of the rows sent to it (fallbacks,
 errors) or none at all; the outputs are still written, and the report opens with that fact.
-``--allow-fallback`` reports such a run with exit code 0.
+``--allow-fallback`` reports such a run with exit code 0. 4 the judge's scores are inverted: on
+the labelled rows it decided, its AUROC's 95% interval lies wholly below 0.5 (it pays wrong
+answers over right ones); the outputs are still written.
 """
 
 from __future__ import annotations
@@ -268,6 +270,7 @@ def _compare(
     model = None
     coverages: dict[str, JudgeCoverage] = {}
     verdicts: dict[str, list[str]] = {}
+    inverted: dict[str, str | None] = {}
     for name, config in variants:
         with _progress(err, not args.no_progress) as progress:
             task = progress.add_task(name, total=len(rows))
@@ -281,12 +284,14 @@ def _compare(
         stats.append(variant_stats(name, scored, run.metrics, run.seconds))
         coverages[name] = judge_coverage([r.judge_source for r in scored], [r.judge_error or r.judge_reason for r in scored])
         calls = run.metrics.get("judge_calls")
-        verdicts[name] = assess(scored, coverages[name], calls, run.seconds, args.seed).lines
+        assessment = assess(scored, coverages[name], calls, run.seconds, args.seed)
+        verdicts[name], inverted[name] = assessment.lines, assessment.inverted
         model = model or run.metrics.get("model")
     text = compare_markdown(stats, str(args.data), model, coverages, verdicts)
     (args.out / COMPARE_MD).write_text(text, encoding="utf-8")
     out.print(text, markup=False, highlight=False)
-    return _judged_enough(args, coverages, err)
+    judged, not_inverted = _judged_enough(args, coverages, err), _not_inverted(inverted, err)
+    return judged or not_inverted
 
 
 GROUPS_MD = "groups.md"
@@ -414,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     _print_summary(out, summary, run, args.out)
     judged = _judged_enough(args, {"judge": run.coverage} if run.coverage else {}, err)
-    return judged or (2 if isinstance(fit, CalibrationError) else 0)
+    inverted = _not_inverted({"judge": assessment.inverted}, err)
+    return judged or inverted or (2 if isinstance(fit, CalibrationError) else 0)
 
 
 def _calibrated(
@@ -430,7 +436,7 @@ def _calibrated(
             scored, model, config.profile, config.mode, args.calibration_method, seed=args.seed
         )
     except CalibrationError as error:
-        err.print(f"error: --calibrate: {error}", markup=False, highlight=False)
+        err.print(f"error: --calibrate: {error}", markup=False, highlight=False, soft_wrap=True)
         return error
     args.calibrate.parent.mkdir(parents=True, exist_ok=True)
     args.calibrate.write_text(fit.calibration.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -457,6 +463,15 @@ def _judged_enough(args: argparse.Namespace, coverages: dict[str, JudgeCoverage]
         label = "error" if not args.allow_fallback else "warning"
         err.print(f"{label}: {name}: {reason}", markup=False, highlight=False, soft_wrap=True)
     return 3 if failed and not args.allow_fallback else 0
+
+
+def _not_inverted(inverted: dict[str, str | None], err: Console) -> int:
+    """Exit code 4, with one line per variant, when a judge's scores are inverted (its AUROC's
+    interval wholly below 0.5): training on them would reward wrong answers over right ones."""
+    failed = {name: line for name, line in inverted.items() if line}
+    for name, line in failed.items():
+        err.print(f"error: {name}: {line}", markup=False, highlight=False, soft_wrap=True)
+    return 4 if failed else 0
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ rows are rules: they would flatter a judge), the false-positive rate (reward >= 
 label-0 row: what RL learns to exploit) and the cost per 1,000 rows. ``baselines`` adds two
 scorers that know nothing: always the majority label, and uniform random rewards.
 ``verdict_lines`` states the headline: is the judge better than chance, better than the
-rule, and how much of the data it actually judged.
+rule, and how much of the data it actually judged. ``Assessment.inverted`` holds the headline of
+a judge whose scores are inverted (its AUROC's interval wholly below 0.5): judge-eval exits 4.
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ from eval.intervals import (
 from eval.metrics import THRESHOLD
 from eval.scoring import ScoredRow
 
-__all__ = ["Assessment", "ScorerStats", "assess", "baselines", "scorer_stats", "verdict_lines"]
+__all__ = [
+    "Assessment",
+    "ScorerStats",
+    "assess",
+    "baselines",
+    "is_inverted",
+    "scorer_stats",
+    "verdict_lines",
+]
 
 
 class ScorerStats(BaseModel):
@@ -159,6 +168,11 @@ def _difference(rows: Sequence[ScoredRow], seed: int) -> tuple[float, Interval |
     return gain(judge, rule, labels), bootstrap(gain, judge, rule, labels, seed=seed)
 
 
+def is_inverted(judge: ScorerStats) -> bool:
+    """Whether the judge ranks worse than chance: its AUROC's 95% interval lies wholly below 0.5."""
+    return judge.auroc_ci is not None and judge.auroc_ci.high < 0.5
+
+
 def _chance_line(judge: ScorerStats) -> str | None:
     if judge.auroc is None:
         return f"The judge's ranking cannot be measured: the {judge.auroc_rows} rows it decided hold one label only."
@@ -167,7 +181,7 @@ def _chance_line(judge: ScorerStats) -> str | None:
             f"The judge is indistinguishable from chance on the {judge.auroc_rows} rows it decided "
             f"(AUROC {_figure(judge.auroc, judge.auroc_ci)}): its rewards carry no signal on this data."
         )
-    if judge.auroc_ci.high < 0.5:
+    if is_inverted(judge):
         return (
             f"The judge ranks worse than chance on the {judge.auroc_rows} rows it decided "
             f"(AUROC {_figure(judge.auroc, judge.auroc_ci)}): its scores are inverted, it pays wrong answers "
@@ -305,12 +319,14 @@ def _escalation_line(rows: Sequence[ScoredRow]) -> str | None:
 
 
 class Assessment(BaseModel):
-    """The verdict lines and the scorer table that open the report."""
+    """The verdict lines and the scorer table that open the report; ``inverted`` the line saying
+    the judge's scores are inverted (None when they are not, or there was no judge)."""
 
     model_config = ConfigDict(frozen=True)
 
     lines: list[str]
     scorers: list[ScorerStats]
+    inverted: str | None = None
 
 
 def assess(
@@ -325,4 +341,7 @@ def assess(
     judge = scorer_stats("judge", rows, "judge", seed, judge_calls, seconds) if coverage else None
     known_nothing = baselines(rows, seed)
     lines = verdict_lines(rows, rule, judge, known_nothing[0] if known_nothing else None, coverage, seed)
-    return Assessment(lines=lines, scorers=[rule, *([judge] if judge else []), *known_nothing])
+    inverted = _chance_line(judge) if judge is not None and is_inverted(judge) else None
+    return Assessment(
+        lines=lines, scorers=[rule, *([judge] if judge else []), *known_nothing], inverted=inverted
+    )

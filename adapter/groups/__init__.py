@@ -16,6 +16,7 @@ from adapter.groups.schedules import (
     anchored,
     cyclic_shifts,
     round_robin,
+    subgroups,
     within_budget,
 )
 
@@ -30,6 +31,7 @@ __all__ = [
     "listwise_scores",
     "pair_preferences",
     "round_robin",
+    "subgroups",
     "win_rates",
     "within_budget",
 ]

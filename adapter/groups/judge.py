@@ -82,16 +82,21 @@ class GroupJudge:
         responses: Sequence[str],
         budget: Budget,
         members: Sequence[int],
+        max_comparisons: int | None = None,
     ) -> GroupScores:
         """Compare ``responses`` (the graded texts of the group's ``members``, by their indices in
-        the group) and score them by ``budget.judge_by`` (the group deadline)."""
+        the group) and score them by ``budget.judge_by`` (the group deadline). ``max_comparisons``:
+        this comparison's share of ``group.max_comparisons`` (None: all of it)."""
         n = len(responses)
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
                 raise ValueError(f"listwise ranks at most {MAX_LISTWISE} responses, the group has {n}")
-            orders = schedules.cyclic_shifts(n, min(self.settings.permutations or n, n))
+            # All n shifts, every member in every position once: with fewer, the position leaked
+            # into the scores (four identical members ranked as shown earned 0.5/0.83/0.5/0.17).
+            orders = schedules.cyclic_shifts(n)
         else:
-            orders = [list(pair) for pair in self._pairs(n, reference)]
+            budget_pairs = self.settings.max_comparisons if max_comparisons is None else max_comparisons
+            orders = [list(pair) for pair in self._pairs(n, reference, budget_pairs)]
         with_reference = any(REFERENCE in order for order in orders)
         requests = [
             JudgeRequest(
@@ -125,8 +130,8 @@ class GroupJudge:
             first_error=errors[0] if errors else None,
         )
 
-    def _pairs(self, n: int, reference: str) -> list[Pair]:
-        """The schedule's pairs, within the group's budget of comparisons."""
+    def _pairs(self, n: int, reference: str, max_comparisons: int) -> list[Pair]:
+        """The schedule's pairs, within ``max_comparisons``."""
         settings = self.settings
         if settings.schedule == "round_robin":
             pairs = schedules.round_robin(n, settings.opponents) if n > 1 else []
@@ -135,11 +140,11 @@ class GroupJudge:
             pairs = schedules.anchored(n, anchor) if n > 0 else []
         else:
             pairs = schedules.all_pairs(n)
-        budgeted = schedules.within_budget(n, pairs, settings.max_comparisons)
+        budgeted = schedules.within_budget(n, pairs, max_comparisons)
         if len(budgeted) < len(pairs):
             logger.debug(
-                "a group of %d: %s would ask %d comparisons, more than max_comparisons %d: round_robin asks %d",
-                n, settings.schedule, len(pairs), settings.max_comparisons, len(budgeted),
+                "a group of %d: %s would ask %d comparisons, more than its budget of %d: round_robin asks %d",
+                n, settings.schedule, len(pairs), max_comparisons, len(budgeted),
             )  # fmt: skip
         return budgeted
 

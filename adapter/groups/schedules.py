@@ -6,11 +6,22 @@ whichever response it sees first favours nobody (``preferences.pair_preferences`
 the two orders). Listwise judging shows all ``n`` at once, in ``cyclic_shifts`` orders: with
 ``n`` shifts every member holds every position exactly once. ``within_budget`` bounds a
 group's comparisons: a schedule that asks more becomes ``round_robin`` with fewer opponents.
+``subgroups`` splits a group larger than ``group.max_members`` into interleaved sub-groups that
+are each compared on their own.
 """
 
 from __future__ import annotations
 
-__all__ = ["REFERENCE", "Pair", "all_pairs", "anchored", "cyclic_shifts", "round_robin", "within_budget"]
+__all__ = [
+    "REFERENCE",
+    "Pair",
+    "all_pairs",
+    "anchored",
+    "cyclic_shifts",
+    "round_robin",
+    "subgroups",
+    "within_budget",
+]
 
 REFERENCE = -1
 Pair = tuple[int, int]
@@ -61,3 +72,13 @@ def cyclic_shifts(n: int, shifts: int | None = None) -> list[list[int]]:
     if not 1 <= count <= max(n, 1):
         raise ValueError(f"listwise needs 1 to {n} shifts for a group of {n}, got {count}")
     return [[(start + k) % n for k in range(n)] for start in range(count)]
+
+
+def subgroups(n: int, max_members: int) -> list[list[int]]:
+    """Members 0..n-1 in the fewest sub-groups of at most ``max_members``, dealt in turn (member
+    k to sub-group k mod count): sizes differ by one at most, and a batch that holds a prompt's
+    completions in blocks (two blocks of one prompt, say) spreads each block over every sub-group."""
+    if max_members < 1:
+        raise ValueError(f"sub-groups need at least 1 member each, got {max_members}")
+    count = max(1, -(-n // max_members))
+    return [list(range(start, n, count)) for start in range(count) if start < n]

@@ -4,6 +4,10 @@ Each member is pre-checked as the group's mode sees it (and, with strategy casca
 the rule is sure); the others are compared by the judge (``GroupJudge``) until the group
 deadline. A member no comparison of which came back gets the fallback, with the reason. Where
 the rule decided some members, the others are judged alone on that same absolute scale.
+
+A group of any size gets its rewards: more members to compare than ``group.max_members`` are
+compared in interleaved sub-groups of at most that many (``schedules.subgroups``), which share
+``group.max_comparisons``; each such reward says so (reason ``<mode>_subgroup``).
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from adapter.config import RewardConfig
 from adapter.dispatch.judgments import PartJudge
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
+from adapter.groups.schedules import subgroups
+from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import InvalidInput, RewardItem, group_requests
 from adapter.pipeline.prechecks import PrecheckVerdict
@@ -22,19 +29,28 @@ from adapter.pipeline.steps import CASCADE_REASON, JudgeOne, RewardSteps, ScoreO
 from adapter.result import RewardResult
 from adapter.settings import GroupSettings
 from judge_vllm.budget import Budget
-from judge_vllm.errors import JudgeInputError
 from judge_vllm.profiles import load_profile
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["GROUP_CALL_SHARE", "GroupScoring"]
+__all__ = ["GROUP_CALL_SHARE", "SUBGROUP_REASON", "GroupScoring"]
 
 logger = logging.getLogger("JudgeReward")
 
 # A group's comparisons hold at most this share of what the judge may have in flight (calls of
 # max_batch_size items): single judgments keep the rest while a large group runs.
 GROUP_CALL_SHARE = 0.5
+# The reason of a reward compared in a sub-group (the group had more than group.max_members).
+SUBGROUP_REASON = "{mode}_subgroup"
 
 Member = JudgeRequest | InvalidInput
+
+
+class Split(NamedTuple):
+    """Which sub-group a member was compared in: ``number`` of ``of``, of ``compared`` members."""
+
+    number: int
+    of: int
+    compared: int
 
 
 class GroupScoring:
@@ -48,6 +64,7 @@ class GroupScoring:
         self._judge = judge
         self._score_one = score_one
         self._judge_one = judge_one
+        self._splits = RepeatCounter()
         self.reset()
 
     @property
@@ -61,12 +78,8 @@ class GroupScoring:
         self._in_flight = asyncio.Semaphore(max(1, slots))
 
     def members(self, items: Iterable[RewardItem]) -> list[Member]:
-        """The members of one group, or ``JudgeInputError``: several prompts, or too many to compare."""
-        members = group_requests(items)
-        refused = self._config.group.too_large(len(members)) if self._config.group else None
-        if refused:
-            raise JudgeInputError(refused)
-        return members
+        """The members of one group (of any size), or ``JudgeInputError``: several prompts."""
+        return group_requests(items)
 
     async def score(self, members: list[Member], budget: Budget) -> list[RewardResult]:
         """Each member's reward, in order; comparisons until ``group.deadline`` from the start."""
@@ -105,16 +118,48 @@ class GroupScoring:
             alone = await asyncio.gather(*(self._score_one(members[k], budget) for k in compared))
             return _filled(results, compared, alone)
         graded = [r for r in ruled if isinstance(r, JudgeRequest)]
-        first = graded[0]
         comparing = budget.judged_for(settings.deadline, self._config.reward_timeout)
-        scored = await GroupJudge(self._judge, settings, self._in_flight).score(
-            first.prompt, first.answer, first.answer_type, [g.completion for g in graded], comparing, compared
+        parts = subgroups(len(graded), settings.max_members)
+        if len(parts) > 1:
+            self._log_split(len(graded), len(parts), settings)
+        share = max(1, settings.max_comparisons // len(parts))
+        scored = await asyncio.gather(
+            *(self._compare(graded, compared, part, comparing, share) for part in parts)
         )
-        rewards = [
-            await self._member_reward(graded[slot], comparing, scored, slot, settings)
-            for slot in range(len(compared))
-        ]
-        return _filled(results, compared, rewards)
+        rewards: dict[int, RewardResult] = {}
+        for number, (part, scores) in enumerate(zip(parts, scored, strict=True), 1):
+            split = None if len(parts) == 1 else Split(number, len(parts), len(graded))
+            for k, slot in enumerate(part):
+                rewards[slot] = await (
+                    self._score_one(members[compared[slot]], budget)  # a sub-group of one: judged alone
+                    if scores is None
+                    else self._member_reward(graded[slot], comparing, scores, k, settings, split)
+                )
+        return _filled(results, compared, [rewards[slot] for slot in range(len(compared))])
+
+    async def _compare(
+        self, graded: list[JudgeRequest], compared: list[int], part: list[int], comparing: Budget, share: int
+    ) -> GroupScores | None:
+        """The members ``part`` (slots in ``graded``) compared together, asking at most ``share``
+        comparisons; None for a part of one, which has nothing to compare with."""
+        if len(part) < 2:
+            return None
+        settings = self._config.group
+        assert settings is not None  # only a comparing group gets here
+        first = graded[part[0]]
+        return await GroupJudge(self._judge, settings, self._in_flight).score(
+            first.prompt, first.answer, first.answer_type, [graded[s].completion for s in part], comparing,
+            [compared[s] for s in part], share,
+        )  # fmt: skip
+
+    def _log_split(self, compared: int, parts: int, settings: GroupSettings) -> None:
+        """Say that a group was split: at warning the 1st, 10th, 100th... time, else at debug."""
+        count = self._splits.add("subgroups")
+        (logger.warning if is_reported(count) else logger.debug)(
+            "a group of %d members to compare is more than group.max_members (%d): compared in %d "
+            "sub-groups, reason %s (#%d)", compared, settings.max_members, parts,
+            SUBGROUP_REASON.format(mode=settings.mode), count,
+        )  # fmt: skip
 
     def _member(self, built: Member, budget: Budget, settings: GroupSettings) -> JudgeRequest | RewardResult:
         """A member as the comparisons see it (after its reasoning), or its reward when a rule
@@ -145,14 +190,24 @@ class GroupScoring:
         scored: GroupScores,
         slot: int,
         settings: GroupSettings,
+        split: Split | None = None,
     ) -> RewardResult:
         """One compared member's reward: its group score, or the fallback when no comparison of it
-        came back (the rule has until ``reward_timeout`` past the group deadline for that)."""
+        came back (the rule has until ``reward_timeout`` past the group deadline for that).
+        ``split``: its sub-group, when the group was split."""
         score = scored.scores[slot]
         if score is None:
             return await self._steps.afall_back(request, comparing, scored.unscored(settings))
+        explanation = scored.explanation(slot, settings)
+        reason: str = settings.mode
+        if split is not None:
+            reason = SUBGROUP_REASON.format(mode=settings.mode)
+            explanation += (
+                f"; compared in sub-group {split.number} of {split.of} ({len(scored.scores)} of the "
+                f"{split.compared} members compared: more than group.max_members {settings.max_members})"
+            )
         return self._steps.finisher.finish(
-            request, comparing.started, score, "judge", scored.explanation(slot, settings), reason=settings.mode,
+            request, comparing.started, score, "judge", explanation, reason=reason,
             comparisons=scored.comparisons[slot],
         )  # fmt: skip
 

@@ -11,13 +11,17 @@ Two kinds, both off unless configured:
   built; a judge found serving another model at run time gets its rewards uncalibrated, each
   saying why. A file larger than ``MAX_CALIBRATION_FILE_BYTES``, or with a number that is not
   finite (NaN or infinite slope, intercept or knot: JSON parsers accept them), is refused at load,
-  naming the file and the field.
+  naming the file and the field. So is a file that would pay everything (``CalibrationFile.unusable``):
+  a curve that maps the judge's lowest score to a paid reward (0.5 or more), one that gives every
+  score the same reward, or one fitted on fewer rows than judge-eval ever fits a curve on. A file
+  judge-eval marked not recommended (``cross_validation.recommended`` 0) loads with a warning.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +36,10 @@ from judge_vllm.errors import JudgeConfigError
 __all__ = [
     "ANY_ANSWER_TYPE",
     "MAX_CALIBRATION_FILE_BYTES",
+    "MIN_CURVE_RISE",
+    "MIN_ROWS",
+    "MIN_ROWS_PER_TYPE",
+    "PAID",
     "Calibrated",
     "CalibrationCurve",
     "CalibrationFile",
@@ -44,7 +52,17 @@ ANY_ANSWER_TYPE = "*"
 # judge-eval writes a few kilobytes (a knot per isotonic block); more is not a calibration.
 MAX_CALIBRATION_FILE_BYTES = 1024 * 1024
 MAX_KNOTS = 10_000
+# A reward of this much or more pays an answer as right (the cut of judge-eval's false-positive rate).
+PAID = 0.5
+# The fewest rows a curve rests on: the "*" curve's are judge-eval's least (2 a fold, 5 folds); a
+# type's own curve needs 100 (with 20 wrong answers one paid wrong answer moves the rate by 0.05).
+MIN_ROWS = 10
+MIN_ROWS_PER_TYPE = 100
+# A curve that rises less than this from the judge's lowest score to its highest gives every answer
+# the same reward: the judge's signal is gone.
+MIN_CURVE_RISE = 0.01
 
+logger = logging.getLogger(__name__)
 
 
 def calibrate(
@@ -107,6 +125,17 @@ class CalibrationCurve(BaseModel):
         (x0, y0), (x1, y1) = self.knots[i - 1], self.knots[i]
         return y0 + (y1 - y0) * (score - x0) / (x1 - x0)
 
+    def degenerate(self) -> str | None:
+        """Why this curve would pay everything (None when it would not): the judge's lowest score
+        is paid as right, or every score gets the same reward. Curves are monotone, so their
+        lowest and highest rewards are at scores 0 and 1."""
+        lowest, highest = self.probability(0.0), self.probability(1.0)
+        if lowest >= PAID:
+            return f"pays every answer as right: the judge's score 0 maps to {lowest:.2f} (>= {PAID:g})"
+        if highest - lowest < MIN_CURVE_RISE:
+            return f"gives every judge score the same reward ({lowest:.2f}): no signal is left"
+        return None
+
 
 def logit(score: float, eps: float = 1e-4) -> float:
     """log-odds of ``score``, clipped away from 0 and 1."""
@@ -143,6 +172,27 @@ class CalibrationFile(BaseModel):
         """The curve for ``answer_type``, else the ``"*"`` curve, else None."""
         return self.curves.get(answer_type or ANY_ANSWER_TYPE) or self.curves.get(ANY_ANSWER_TYPE)
 
+    def unusable(self) -> str | None:
+        """Why this file would pay everything (None when it would not): a curve fitted on fewer
+        rows than judge-eval ever fits one on, or a ``degenerate`` curve."""
+        for name, curve in self.curves.items():
+            if name == ANY_ANSWER_TYPE and curve.rows < MIN_ROWS:
+                return f"curve {name!r} was fitted on {curve.rows} row(s); the curve of every type needs {MIN_ROWS}"
+            if name != ANY_ANSWER_TYPE and curve.rows < MIN_ROWS_PER_TYPE:
+                return (
+                    f"curve {name!r} was fitted on {curve.rows} row(s); a curve of its own needs "
+                    f"{MIN_ROWS_PER_TYPE}"
+                )
+            problem = curve.degenerate()
+            if problem:
+                return f"curve {name!r} {problem}"
+        return None
+
+    @property
+    def recommended(self) -> bool:
+        """False when judge-eval marked the fit not recommended (``cross_validation.recommended`` 0)."""
+        return self.cross_validation.get("recommended") != 0
+
     def refusal(self, model: str | None, profile: str, mode: str) -> str | None:
         """Why this file must not calibrate that judge (None when it may)."""
         if (profile, mode) != (self.profile, self.mode):
@@ -157,8 +207,9 @@ class CalibrationFile(BaseModel):
 
 def load_calibration_file(path: Path, model: str | None, profile: str, mode: str) -> CalibrationFile:
     """Read and check a calibration file; ``JudgeConfigError`` when unreadable, too large, not a
-    calibration (a non-finite number included) or fitted for another judge (``model`` None: not
-    known yet, checked on the first verdict)."""
+    calibration (a non-finite number included), fitted for another judge (``model`` None: not
+    known yet, checked on the first verdict) or one that would pay everything. A warning when
+    judge-eval did not recommend it."""
     try:
         with path.expanduser().open("rb") as stream:
             content = stream.read(MAX_CALIBRATION_FILE_BYTES + 1)
@@ -183,7 +234,27 @@ def load_calibration_file(path: Path, model: str | None, profile: str, mode: str
         raise JudgeConfigError(
             f"calibration_file {str(path)!r} was {refusal}; fit one for this judge with judge-eval --calibrate"
         )
+    unusable = calibration.unusable()
+    if unusable:
+        raise JudgeConfigError(
+            f"calibration_file {str(path)!r} cannot calibrate rewards: {unusable}; leave calibration_file "
+            "unset, or fit one with judge-eval --calibrate on more labelled rows"
+        )
+    if not calibration.recommended:
+        figures = calibration.cross_validation
+        logger.warning(
+            "calibration_file %r: judge-eval marked it not recommended (held-out false-positive rate "
+            "%s -> %s): it pays wrong answers the judge's own score rejects; leave calibration_file unset, "
+            "or label more rows and fit again",
+            str(path),
+            _rate(figures.get("false_positive_rate_before")),
+            _rate(figures.get("false_positive_rate_after")),
+        )
     return calibration
+
+
+def _rate(value: float | int | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 class Calibrated(NamedTuple):

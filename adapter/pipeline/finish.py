@@ -8,7 +8,9 @@ confidence shrink), and the rule's or the fallback's rewards (``finish``).
 a finite number in [0, 1]. Anything else (a NaN from a broken curve or a user's backend, an
 out-of-range sum) never reaches the trainer: it becomes the fallback's unsure reward (source
 ``rule_fallback``), or None (source ``error``) with ``fallback_to_rule: false``, reason
-``invalid_reward`` and ``error`` saying what the value was and where it came from.
+``invalid_reward`` and ``error`` saying what the value was and where it came from. An agent's
+``step_scores`` leave as finite numbers in [0, 1] or None (``ProcessMix.checked``): a turn's
+score that is not one is left out, and the reward is then mixed from what is left.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class RewardFinisher:
         self.metrics = metrics
         self.judgment_log = judgment_log
         self._invalid_rewards = itertools.count(1)
+        self._invalid_step_scores = itertools.count(1)
         self.calibration = JudgeCalibration(config, model)
 
     def invalid(self, invalid: InvalidInput) -> RewardResult:
@@ -95,6 +98,7 @@ class RewardFinisher:
         calibrated = self.calibration.apply(verdict.score, verdict.confidence, request.answer_type)
         reward, steps = calibrated.reward, None
         if process is not None:
+            process = self._checked(process)
             reward, steps = process.mixed(reward), process.explanation
         notes = "; ".join(note for note in (calibrated.notes, steps) if note)
         return self.finish(
@@ -138,6 +142,15 @@ class RewardFinisher:
         )
         self.judgment_log.record(result, request, score)
         return result
+
+    def _checked(self, process: ProcessMix) -> ProcessMix:
+        """``process`` with every turn score a finite number in [0, 1] or None; a bad one said."""
+        checked = process.checked()
+        if checked is not process:
+            count = next(self._invalid_step_scores)
+            if count == 1 or count % 1000 == 0:  # a bug upstream: said, but never once per turn
+                logger.warning("invalid step scores #%d left out: %r", count, process.scores)
+        return checked
 
     def _refused(
         self, problem: str, source: Source, explanation: str, extra: ResultDetails

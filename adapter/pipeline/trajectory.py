@@ -11,9 +11,9 @@ of the steps before it (``judge_vllm.trajectory``). A conversation without tool 
 it was: the joined text of its assistant turns.
 
 Input that cannot be read (a malformed tool call, arguments that are neither text nor a
-mapping, an unknown role, more than ``MAX_STEPS`` steps or ``MAX_TRAJECTORY_CHARS`` characters)
-is a ``TrajectoryError``: the facade turns it into a defined reward (reason ``invalid_input``)
-whose explanation names the message.
+mapping, an unknown role, with or without tool use, more than ``MAX_STEPS`` steps or
+``MAX_TRAJECTORY_CHARS`` characters) is a ``TrajectoryError``: the facade turns it into a defined
+reward (reason ``invalid_input``) whose explanation names the message.
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def read_completion(completion: object, tools: object = None) -> ReadCompletion:
         return ReadCompletion(completion, Trajectory(tools=specs) if specs else None)
     if len(messages) > MAX_STEPS:
         raise TrajectoryError(f"{len(messages)} messages: a trajectory has at most {MAX_STEPS}")
+    for k, message in enumerate(messages):  # with or without tools: an unknown turn is never dropped
+        _check_role(message.get("role"), k)
     if not specs and not any(_uses_tools(m) for m in messages):
         return ReadCompletion(message_text(messages, "assistant"))
     steps: list[TextStep | CallStep | ResultStep] = []
@@ -105,7 +107,7 @@ def read_completion(completion: object, tools: object = None) -> ReadCompletion:
             if text.strip():
                 steps.append(TextStep(text=text))
             steps.extend(calls)
-        elif isinstance(role, str) and role in _RESULT_ROLES:
+        else:  # a known role (checked above) that is not the assistant's: a tool's or a user's result
             name = message.get("name")
             call_id = message.get("tool_call_id")
             steps.append(
@@ -113,12 +115,8 @@ def read_completion(completion: object, tools: object = None) -> ReadCompletion:
                     content=valid_unicode(content_text(message.get("content"))),
                     name=valid_unicode(name) if isinstance(name, str) else "",
                     call_id=valid_unicode(call_id) if isinstance(call_id, str) else "",
-                    role="tool" if _RESULT_ROLES[role] == "tool" else "user",
+                    role="tool" if _RESULT_ROLES[str(role)] == "tool" else "user",
                 )
-            )
-        else:
-            raise TrajectoryError(
-                f"message {k} has role {str(role)[:40]!r}: expected assistant, tool, user or system"
             )
         if len(steps) > MAX_STEPS:
             raise TrajectoryError(f"more than {MAX_STEPS} steps: a trajectory has at most {MAX_STEPS}")
@@ -128,6 +126,14 @@ def read_completion(completion: object, tools: object = None) -> ReadCompletion:
             f"{trajectory.chars + len(final):,} characters: a trajectory has at most {MAX_TRAJECTORY_CHARS:,}"
         )
     return ReadCompletion(final, trajectory)
+
+
+def _check_role(role: object, k: int) -> None:
+    """``TrajectoryError`` naming message ``k`` when its role is none the reader knows."""
+    if role != "assistant" and not (isinstance(role, str) and role in _RESULT_ROLES):
+        raise TrajectoryError(
+            f"message {k} has role {str(role)[:40]!r}: expected assistant, tool, user or system"
+        )
 
 
 def _uses_tools(message: Mapping[str, object]) -> bool:

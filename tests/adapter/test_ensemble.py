@@ -109,7 +109,7 @@ def test_none_answered_is_the_members_kind_when_they_agree_else_a_server_fault_i
 def test_an_ensemble_calibrates_its_aggregate_once_with_a_file_fitted_for_the_ensemble(
     fake_judge, tmp_path, fitted_for
 ):
-    curve = CalibrationCurve(method="isotonic", rows=9, threshold=0.5, knots=[(0.0, 0.1), (1.0, 0.8)])
+    curve = CalibrationCurve(method="isotonic", rows=40, threshold=0.5, knots=[(0.0, 0.1), (1.0, 0.8)])
     path = tmp_path / "calib.json"
     path.write_text(
         CalibrationFile(

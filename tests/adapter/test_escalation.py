@@ -41,7 +41,7 @@ def _judged_items(server):
 def _curve_file(tmp_path, name, model, knots):
     """A calibration file for the fake's binary fast verdicts: its path."""
     calibration = CalibrationFile(model=model, profile="binary", mode="fast",
-                                  curves={"*": CalibrationCurve(method="isotonic", rows=9, threshold=0.5, knots=knots)})  # fmt: skip
+                                  curves={"*": CalibrationCurve(method="isotonic", rows=40, threshold=0.5, knots=knots)})  # fmt: skip
     path = tmp_path / name
     path.write_text(calibration.model_dump_json())
     return str(path)

@@ -9,13 +9,15 @@ def test_a_row_counts_what_the_fake_judged_for_the_group_and_where_the_rewards_c
         row = one_group(judge.url, 6, 5.0, {"mode": "pairwise"})
     assert row["judged"] == 30  # all pairs of 6, both orders
     assert row["group_sources"] == {"judge": 6} and row["single_source"] == "judge"
-    assert "refused" not in row and row["peak_rss_mb"] > 0
+    assert row["group_reasons"] == {"pairwise": 6} and row["peak_rss_mb"] > 0
 
 
-def test_a_group_over_the_size_limit_is_a_refused_row_with_nothing_judged():
+def test_a_group_over_the_size_limit_is_compared_in_sub_groups_within_the_budget():
+    """Issue 41: such a group was refused (JudgeInputError) with nothing judged."""
     with FakeJudgeServer() as judge:
         row = one_group(judge.url, 6, 5.0, {"mode": "pairwise", "max_members": 4, "max_comparisons": 8})
-    assert "max_members (4)" in row["refused"] and row["judged"] == 0
+    assert row["group_sources"] == {"judge": 6} and row["group_reasons"] == {"pairwise_subgroup": 6}
+    assert row["judged"] == 2 * 6  # two sub-groups of 3, each a cycle in both orders
 
 
 def test_the_group_is_one_prompt_with_some_members_right():

@@ -45,10 +45,9 @@ def test_a_judge_whose_half_scores_are_mostly_right_gets_a_lower_threshold():
 
 def test_cross_validation_scores_only_rows_the_curve_was_not_fitted_on(monkeypatch):
     rng = np.random.default_rng(1)
-    rows = [
-        _row(i, float(s), float(y))
-        for i, (s, y) in enumerate(zip(rng.random(60), rng.integers(0, 2, 60), strict=True))
-    ]
+    scores = rng.random(60)
+    labels = rng.random(60) < scores  # a judge with some signal: a fit on noise pays everything, refused
+    rows = [_row(i, float(s), float(y)) for i, (s, y) in enumerate(zip(scores, labels, strict=True))]
     fitted_on, scored = [], []
     real_curves, real_held_out = calibration_fit._curves, calibration_fit._held_out
     monkeypatch.setattr(
@@ -67,8 +66,8 @@ def test_cross_validation_scores_only_rows_the_curve_was_not_fitted_on(monkeypat
 
 
 def test_answer_types_with_enough_rows_of_both_labels_get_their_own_curve():
-    rows = [_row(i, 0.9, float(i % 2), "NUMBER") for i in range(MIN_ROWS_PER_TYPE)]
-    rows += [_row(100 + i, 0.9, float(i % 2), "TEXT") for i in range(MIN_ROWS_PER_TYPE - 1)]
+    rows = [_row(i, 0.1 + 0.8 * (i % 2), float(i % 2), "NUMBER") for i in range(MIN_ROWS_PER_TYPE)]
+    rows += [_row(100 + i, 0.1 + 0.8 * (i % 2), float(i % 2), "TEXT") for i in range(MIN_ROWS_PER_TYPE - 1)]
     assert set(fit_calibration(rows, None, "rubric", "fast").calibration.curves) == {"*", "NUMBER"}
 
 
@@ -154,6 +153,30 @@ def test_rows_that_cannot_support_a_calibration_are_refused(rows):
         fit_calibration(rows, None, "rubric", "fast")
 
 
+@pytest.mark.parametrize(
+    ("rows", "reason"),
+    [
+        ([_row(i, 0.2 + 0.6 * (i % 2), float(i % 5 != 0)) for i in range(40)], "pays every answer as right"),
+        ([_row(i, 0.2 + 0.6 * (i % 2), float(i % 3 == 0)) for i in range(42)], "gives every judge score the same reward"),
+    ],
+    ids=["mostly-right-at-every-score", "no-signal"],
+)  # fmt: skip
+def test_a_fit_that_would_pay_everything_is_refused_not_written(rows, reason):
+    """Issue 41: judge-eval wrote such files and the reward system loaded them silently."""
+    with pytest.raises(CalibrationError, match=reason):
+        fit_calibration(rows, None, "rubric", "fast")
+
+
+def test_a_type_whose_own_curve_would_pay_everything_takes_the_global_curve():
+    rows = [_row(i, 0.05 + 0.9 * (i % 2), float(i % 2), "NUMBER") for i in range(MIN_ROWS_PER_TYPE)]
+    rows += [_row(1000 + i, 0.05 + 0.9 * (i % 2), 1.0, "TEXT") for i in range(MIN_ROWS_PER_TYPE)]  # all right
+    rows += [
+        _row(2000 + i, 0.05 + 0.9 * (i % 2), float(i % 2), "TEXT") for i in range(2 * MIN_ROWS_PER_LABEL)
+    ]
+    fit = fit_calibration(rows, None, "rubric", "fast")
+    assert sorted(fit.calibration.curves) == ["*", "NUMBER"] and fit.calibration.unusable() is None
+
+
 def _labelled_rows(n=40):
     """Half right; half of the wrong ones quote the reference (the fake judge pays those)."""
     rows = []
@@ -225,11 +248,12 @@ def test_calibrate_on_too_few_rows_is_exit_2_after_writing_the_report(
     assert (tmp_path / "o" / "report.md").exists() and not (tmp_path / "calib.json").exists()
 
 
-def test_calibrate_says_why_it_does_not_recommend_a_curve_that_pays_rejected_wrong_answers(
+def test_calibrate_refuses_a_curve_that_pays_every_answer_and_writes_nothing(
     tmp_path, write_jsonl, write_config, fake_judge, capsys
 ):
     # The fake judge pays a completion that quotes the reference: right answers in words score 0,
-    # and so do the few wrong ones; a curve that pays score 0 pays those wrong answers too.
+    # and so do the few wrong ones; a curve that pays score 0 pays every answer (issue 41: it was
+    # written "not recommended" and then loaded silently).
     shown = [("It is a number I will not write", 1)] * 16 + [("no idea", 0)] * 4 + [("It is {i}", 1)] * 20
     rows = [
         {"id": f"r{i}", "prompt": f"What is {i}?", "completion": text.format(i=i), "answer": str(i), "label": label}
@@ -238,8 +262,11 @@ def test_calibrate_says_why_it_does_not_recommend_a_curve_that_pays_rejected_wro
     data = write_jsonl(tmp_path / "d.jsonl", rows)
     config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache")
     argv = ["--data", str(data), "--no-progress", "--config", str(config), "--out", str(tmp_path / "o")]
-    assert main([*argv, "--calibrate", str(tmp_path / "calib.json")]) == 0
+    assert main([*argv, "--calibrate", str(tmp_path / "calib.json")]) == 2
     err = capsys.readouterr().err
-    assert "written, but not recommended: its cross-validated false-positive rate rises from 0.00" in err
-    assert "set calibration_file" not in err
-    assert "Not recommended: " in (tmp_path / "o" / "report.md").read_text()
+    assert (
+        "error: --calibrate: the fitted curve '*' pays every answer as right: the judge's score 0 maps to 0.80"
+        in err
+    )
+    assert "set calibration_file" not in err and not (tmp_path / "calib.json").exists()
+    assert (tmp_path / "o" / "report.md").exists()

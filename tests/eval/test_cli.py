@@ -278,3 +278,25 @@ def test_group_by_names_another_column(tmp_path, rows, write_jsonl):
     assert _run(data, tmp_path / "out", "--rule-only", "--group-by", "source_set") == 0
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Per source_set" in report and "| gsm | 4 |" in report and "| math | 4 |" in report
+
+
+def _inverted_rows(n: int = 20) -> list[dict[str, object]]:
+    """Labels that say the opposite of the fake judge (it pays a completion holding the reference)."""
+    return [
+        {"id": f"i{k}", "prompt": f"What is {100 + k}?", "answer": str(100 + k),
+         "completion": f"The answer is {100 + k if k % 2 else 300 + k}.", "label": 0 if k % 2 else 1}
+        for k in range(n)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("variants", [(), ("--strategies", "judge")], ids=["run", "compare"])
+def test_an_inverted_judge_fails_the_run_with_exit_4_and_says_why(
+    tmp_path, write_jsonl, write_config, fake_judge, capsys, variants
+):
+    """Issue 41: a judge whose scores are inverted (AUROC well below 0.5) exited 0."""
+    data = write_jsonl(tmp_path / "d.jsonl", _inverted_rows())
+    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache")
+    assert _run(data, tmp_path / "out", "--config", str(config), *variants) == 4
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "ranks worse than chance" in errors[0] and "AUROC 0.00" in errors[0]
+    assert (tmp_path / "out" / ("compare.md" if variants else "report.md")).exists()  # still written

@@ -1,7 +1,8 @@
 """A tiny GRPOTrainer run (two steps of a random 2-layer Llama on CPU), for the TRL unit tests and
 the end-to-end tests: ``run_grpo`` trains with a reward function on ``PROMPTS`` or ``DIALOGUES``;
 ``run_tool_grpo`` with tools, the policy's turns scripted; ``step_logs`` and
-``completions_table`` read what the trainer logged."""
+``completions_table`` read what the trainer logged. ``reward_step_trainer`` builds a trainer
+that is never trained, to call its reward step (``_calculate_rewards``) on completions given."""
 
 from __future__ import annotations
 
@@ -91,6 +92,37 @@ def run_tool_grpo(
     return trainer, returned
 
 
+def reward_step_trainer(
+    reward_func: Any, tmp_path: Path, prompts: Sequence[str], num_generations: int
+) -> Any:
+    """A GRPOTrainer on ``prompts`` (a dataset column) with ``num_generations`` per prompt and one
+    generation batch of all of them, never trained: its ``_calculate_rewards(inputs, prompts,
+    completions, completion_ids)`` is TRL's own reward step. A 1-layer random Llama and a byte-level
+    tokenizer trained on the prompts (no model files needed)."""
+    from datasets import Dataset
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+    from trl import GRPOTrainer
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(list(prompts), vocab_size=300, show_progress=False)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="</s>", pad_token="</s>")
+    args = _grpo_args(
+        tmp_path,
+        per_device_train_batch_size=len(prompts) * num_generations,
+        num_generations=num_generations,
+        max_completion_length=4,
+        max_steps=1,
+    )
+    return GRPOTrainer(
+        model=_tiny_llama(tokenizer, 64),
+        processing_class=tokenizer,
+        reward_funcs=reward_func,
+        args=args,
+        train_dataset=Dataset.from_dict({"prompt": list(prompts), "answer": [""] * len(prompts)}),
+    )
+
+
 def _tokenizer() -> Any:
     from transformers import AutoTokenizer
 
@@ -121,18 +153,18 @@ def _tiny_llama(tokenizer: Any, positions: int) -> Any:
 def _grpo_args(tmp_path: Path, **settings: Any) -> Any:
     from trl import GRPOConfig
 
-    return GRPOConfig(
-        output_dir=str(tmp_path / "grpo"),
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        num_generations=2,
-        logging_steps=1,
-        log_completions=True,
-        save_strategy="no",
-        seed=0,
-        **settings,
-    )
+    defaults: dict[str, Any] = {
+        "output_dir": str(tmp_path / "grpo"),
+        "use_cpu": True,
+        "bf16": False,
+        "report_to": "none",
+        "num_generations": 2,
+        "logging_steps": 1,
+        "log_completions": True,
+        "save_strategy": "no",
+        "seed": 0,
+    }
+    return GRPOConfig(**{**defaults, **settings})
 
 
 def _recorded(reward_func: Any) -> list[list[Any]]:

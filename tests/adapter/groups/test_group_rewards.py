@@ -66,6 +66,21 @@ def test_a_judge_that_always_prefers_the_first_shown_favours_nobody(tmp_path, gr
     assert rewards == pytest.approx([rewards[0]] * len(GROUP))
 
 
+def test_identical_members_ranked_listwise_get_equal_rewards_whatever_permutations_says(tmp_path):
+    """Issue 41: with fewer orders than members the position leaked: four identical members
+    earned 0.5/0.83/0.5/0.17 from a judge that ranks them as shown, with permutations: 2."""
+    backend = position_biased()
+    with (
+        pytest.warns(FutureWarning, match="group.permutations is ignored"),
+        _system(tmp_path, backend, mode="listwise", permutations=2) as rs,
+    ):
+        results = rs.reward_group(_items(*["Fresh every morning."] * 4))
+    assert [r["reward"] for r in results] == pytest.approx([0.5] * 4)
+    assert sorted(tuple(c["shown"]) for c in results[0]["comparisons"]) == [
+        (0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2)
+    ]  # fmt: skip
+
+
 def test_one_order_only_would_have_favoured_the_first_shown(tmp_path):
     """The check above can fail: without the second order, the biased judge's favourite wins."""
     from adapter.groups import Comparison, bradley_terry, pair_preferences
@@ -82,7 +97,6 @@ def test_one_order_only_would_have_favoured_the_first_shown(tmp_path):
         {"mode": "pairwise", "schedule": "round_robin", "opponents": 2},
         {"mode": "pairwise", "scoring": "win_rate"},
         {"mode": "listwise"},
-        {"mode": "listwise", "permutations": 2},
     ],
 )
 def test_members_are_ordered_by_what_the_judge_prefers(tmp_path, group):
@@ -231,14 +245,24 @@ def test_a_large_group_asks_at_most_its_budget_of_comparisons_and_compares_every
     assert results[6]["reward"] > results[0]["reward"]  # still ordered by what the judge prefers
 
 
-def test_a_group_over_max_members_is_refused_with_the_key_to_raise(tmp_path):
-    backend = position_biased()
-    with (
-        _system(tmp_path, backend, mode="pairwise", max_members=4, max_comparisons=8) as rs,
-        pytest.raises(JudgeInputError, match=r"group of 5 completions is more than group.max_members \(4\)"),
-    ):
-        rs.reward_group(_items(*GROUP, "One more."))
-    assert backend.requests == []
+def test_a_group_over_max_members_is_compared_in_sub_groups_and_every_reward_says_so(tmp_path):
+    """Issue 41: such a group raised JudgeInputError into the trainer (TRL, verl, OpenRLHF)."""
+    backend = prefers_marked()
+    completions = [f"slogan {k} " + "+" * (k % 5) for k in range(10)]
+    with _system(tmp_path, backend, mode="pairwise", max_members=4, max_comparisons=36) as rs:
+        results = rs.reward_group(_items(*completions))
+    assert len(results) == 10
+    assert all(r["source"] == "judge" and r["reason"] == "pairwise_subgroup" for r in results)
+    assert "sub-group 1 of 3 (4 of the 10 members compared" in results[0]["explanation"]
+    # dealt in turn: members 0, 3, 6, 9 | 1, 4, 7 | 2, 5, 8; never compared across sub-groups
+    part_of = {completions[k]: k % 3 for k in range(10)}
+    assert all(len({part_of[r] for r in c.responses}) == 1 for c in backend.comparisons)
+    assert {tuple(c["shown"]) for c in results[0]["comparisons"]} == {(0, k) for k in (3, 6, 9)} | {
+        (k, 0) for k in (3, 6, 9)
+    }
+    assert len(backend.comparisons) == 12 + 6 + 6  # all pairs of each: within the shared 36
+    rewards = [r["reward"] for r in results]
+    assert rewards[9] > rewards[3] > rewards[6] > rewards[0]  # "+" 4, 3, 1, 0: ordered within its sub-group
 
 
 def test_a_group_of_one_is_judged_on_its_own(tmp_path):

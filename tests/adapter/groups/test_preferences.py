@@ -11,6 +11,7 @@ from adapter.groups import (
     listwise_scores,
     pair_preferences,
     round_robin,
+    subgroups,
     win_rates,
     within_budget,
 )
@@ -137,3 +138,24 @@ def test_the_budget_must_let_the_largest_group_compare_each_member_once():
     assert GroupSettings(max_members=200, max_comparisons=400).too_large(201) is not None
     assert GroupSettings().too_large(128) is None and "max_members (128)" in (GroupSettings().too_large(129) or "")
     assert GroupSettings(mode="pointwise").too_large(10_000) is None  # judged alone: nothing compared
+
+
+@pytest.mark.parametrize(
+    ("n", "max_members", "expected"),
+    [
+        (4, 4, [[0, 1, 2, 3]]),
+        (5, 4, [[0, 2, 4], [1, 3]]),
+        (10, 4, [[0, 3, 6, 9], [1, 4, 7], [2, 5, 8]]),
+        (3, 2, [[0, 2], [1]]),  # a sub-group of one: judged alone
+        (0, 4, []),
+    ],
+)
+def test_a_group_over_max_members_is_dealt_into_the_fewest_sub_groups_that_fit(n, max_members, expected):
+    assert subgroups(n, max_members) == expected
+
+
+def test_two_blocks_of_one_prompt_are_spread_over_both_sub_groups():
+    """TRL with a prompt twice in one batch: 65 + 65 completions of one prompt, in two blocks."""
+    parts = subgroups(130, 128)
+    assert [len(p) for p in parts] == [65, 65]
+    assert all(sum(k < 65 for k in part) in (32, 33) for part in parts)

@@ -12,6 +12,7 @@ are stand-ins: a scripted engine and a tokenizer of one token per character.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ from adapter.integrations.openrlhf import create_app
 from adapter.integrations.openrlhf_protocol import FALLBACK_REASON_CODES
 from judge_vllm.errors import JudgeTimeoutError, JudgeUnavailableError
 from judge_vllm.testing.asgi_server import ApiServer
+from judge_vllm.testing.fake_backend import ComparingBackend
 from judge_vllm.testing.fake_server import FakeJudgeServer, FaultPlan
 from judge_vllm.testing.ports import free_port
 from openrlhf_client import EXTRA_LOGS, TEMPLATE, load_openrlhf_agent, openrlhf_rm_cli, rollouts, write_config
@@ -155,6 +157,26 @@ def test_reward_func_with_fallback_off_leaves_no_made_up_reward(
     warned = [r.getMessage() for r in caplog.records if r.name == "adapter.integrations.openrlhf_inprocess"]
     assert warned[0].startswith(f"OpenRLHF reward_func: judge {judge_url} from {config} (rule fallback off)")
     assert "1 of 1 rewards unavailable (Judge unavailable)" in warned[1]
+
+
+def test_openrlhfs_executor_gets_a_reward_for_each_of_130_samples_of_one_prompt(agent, no_wait, tmp_path):
+    """Issue 41: a group of 130 (more than group.max_members, 128) collected by --group-size was a
+    422, which OpenRLHF retried 5 times and then left every sample without a reward (the run
+    failed). Now each sample gets its reward, compared in sub-groups."""
+    judge = ComparingBackend()  # prefers the first shown: every member the same reward
+    config = {"use_cache": False, "batch_wait": 0.01, "reward_timeout": 5, "cache_dir": str(tmp_path),
+              "group": {"mode": "pairwise"}}  # fmt: skip
+    numbers = itertools.count()
+    with ApiServer(create_app(config, backend=judge, group_size=130, group_window=60)) as server:
+        executor = agent.SingleTurnAgentExecutor(f"{server.url}/get_reward")
+        outputs = rollouts(
+            executor,
+            [("Write a slogan for a bakery.", "", "")] * 130,
+            script=lambda _: f"Fresh loaf {next(numbers)}.",
+        )
+    assert no_wait.sleeps == []  # answered the first time: no retry
+    assert [o["reward"] for o in outputs] == [[0.5]] * 130
+    assert len({tuple(sorted(c.responses)) for c in judge.comparisons}) > 1  # 130 distinct responses compared
 
 
 # -- a judge outage through OpenRLHF's retry loop -------------------------------------

@@ -19,6 +19,7 @@ from adapter.integrations.trl import async_judge_reward_func, judge_reward_func,
 from judge_vllm.backend import JudgeBackend
 from judge_vllm.errors import JudgeInputError
 from judge_vllm.testing.fake_backend import ComparingBackend
+from tiny_grpo import reward_step_trainer
 
 SLOGAN = "Write a slogan for a bakery."
 MOTTO = "Write a motto for a library."
@@ -141,3 +142,26 @@ def test_a_malformed_batch_is_still_an_error_naming_the_column(
             func(prompts, completions, answer=answers)
     finally:
         func.close()
+
+
+@pytest.mark.parametrize("variant", ["sync", "async"])
+def test_trls_reward_step_rewards_130_completions_of_one_prompt(backend, tmp_path, variant):
+    """Issue 41: a prompt twice in one generation batch (2 rows x 65 generations) is one group of
+    130, more than group.max_members (128): TRL's reward step raised JudgeInputError. Now each
+    completion gets a reward, compared in sub-groups; a judge that always prefers the first shown
+    gives them all the same one."""
+    judge = backend["judge"] = ComparingBackend()
+    make = judge_reward_func if variant == "sync" else async_judge_reward_func
+    func = make(_config(mode="pairwise"))
+    extra: dict[str, list[Any]] = {}
+    try:
+        trainer = reward_step_trainer(func, tmp_path, [SLOGAN, SLOGAN], num_generations=65)
+        trainer._log_completion_extra = extra.__setitem__
+        completions = [f"Fresh loaf number {k}." for k in range(130)]
+        inputs = [{"prompt": SLOGAN, "answer": ""}] * 130
+        rewards = trainer._calculate_rewards(inputs, [SLOGAN] * 130, completions, [[1]] * 130)
+    finally:
+        func.close()
+    assert rewards.shape == (130, 1) and rewards[:, 0].tolist() == pytest.approx([0.5] * 130)
+    assert extra["judge_source"] == ["judge"] * 130 and extra["judge_reason"] == ["pairwise_subgroup"] * 130
+    assert 0 < len(judge.comparisons) <= 2 * 130  # two sub-groups of 65 sharing max_comparisons

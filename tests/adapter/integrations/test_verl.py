@@ -443,6 +443,20 @@ async def test_a_judge_that_prefers_the_first_shown_gives_every_member_the_same_
     assert len(comparing.requests) == 12  # each prompt: 3 pairs, both orders
 
 
+async def test_verls_reward_loop_rewards_130_responses_of_one_prompt(tokenizer_dir, comparing, tmp_path):
+    """Issue 41: a group of 130 (more than group.max_members, 128) raised JudgeError in each of
+    its 130 compute_score_async calls. Now each gets a score, compared in sub-groups."""
+    comparing.preference = lambda text: 0.0  # prefers the first shown: every member the same
+    config = grouped(tmp_path, tokenizer_dir, f"{KWARGS_KEY}.group_size=130", f"{KWARGS_KEY}.group_window=60")
+    rows = [Row(SLOGAN, f"fresh loaf {k}", "", {"index": 0}) for k in range(130)]
+    started = time.monotonic()
+    rm_scores, extra = await run_reward_loop(config, rollout(tokenizer_dir, rows))
+    assert time.monotonic() - started < 30  # the full group is judged at once, not after the window
+    assert rewards_of(rm_scores) == [0.5] * 130
+    assert extra["source"].tolist() == ["judge"] * 130
+    assert extra["reason"].tolist() == ["pairwise_subgroup"] * 130
+
+
 async def test_a_partial_group_is_judged_when_its_window_passes_and_a_lone_one_on_its_own(
     tokenizer_dir, comparing, tmp_path
 ):

@@ -138,3 +138,57 @@ def test_a_judge_found_serving_another_model_is_left_uncalibrated_with_the_reaso
     assert result["source"] == "judge" and result["calibration"] is None
     assert result["reward"] == result["judge_score"]
     assert "not calibrated: calibration_file fitted for model 'the-model-it-was-fitted-for'" in result["explanation"]
+
+
+def _written(tmp_path, curves, **cross_validation):
+    content = {
+        "model": None,
+        "profile": "rubric",
+        "mode": "fast",
+        "curves": curves,
+        "cross_validation": cross_validation,
+    }
+    path = tmp_path / "calib.json"
+    path.write_text(json.dumps(content))
+    return path
+
+
+FITTED = {"method": "isotonic", "rows": 200, "threshold": 0.5, "knots": [[0.1, 0.05], [0.9, 0.95]]}
+
+
+@pytest.mark.parametrize(
+    ("curves", "reason"),
+    [
+        ({"*": {**FITTED, "knots": [[0, 1]]}}, "curve '*' pays every answer as right: the judge's score 0 maps to 1.00"),
+        ({"*": {"method": "platt", "rows": 200, "threshold": 0.0, "slope": 0.0, "intercept": 50.0}},
+         "curve '*' pays every answer as right: the judge's score 0 maps to 1.00"),
+        ({"*": {**FITTED, "knots": [[0.5, 0.3]]}}, "curve '*' gives every judge score the same reward (0.30)"),
+        ({"*": FITTED, "NUMBER": {**FITTED, "rows": 1}}, "curve 'NUMBER' was fitted on 1 row(s); a curve of its own needs 100"),
+        ({"*": {**FITTED, "rows": 3}}, "curve '*' was fitted on 3 row(s); the curve of every type needs 10"),
+    ],
+    ids=["single-knot-pays-all", "platt-flat-high", "flat", "type-curve-from-1-row", "any-curve-from-3-rows"],
+)  # fmt: skip
+def test_a_calibration_that_pays_everything_is_refused_at_load_in_one_line(tmp_path, curves, reason):
+    """Issue 41: these loaded silently and paid every answer (or the same for all)."""
+    path = _written(tmp_path, curves)
+    with pytest.raises(JudgeConfigError) as caught:
+        load_calibration_file(path, None, "rubric", "fast")
+    message = str(caught.value)
+    assert reason in message and str(path) in message and "\n" not in message
+    with pytest.raises(JudgeConfigError, match="cannot calibrate rewards"):
+        JudgeRewardSystem(
+            {"cache_dir": str(tmp_path / "c"), "calibration_file": str(path), "profile": "rubric"}
+        )
+
+
+def test_a_calibration_judge_eval_did_not_recommend_loads_with_a_warning(tmp_path, caplog):
+    path = _written(
+        tmp_path, {"*": FITTED}, recommended=0, false_positive_rate_before=0.05, false_positive_rate_after=0.3
+    )
+    load_calibration_file(path, None, "rubric", "fast")
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.startswith(f"calibration_file {str(path)!r}: judge-eval marked it not recommended")
+    assert "false-positive rate 0.05 -> 0.30" in warning
+    caplog.clear()
+    load_calibration_file(_written(tmp_path, {"*": FITTED}, recommended=1), None, "rubric", "fast")
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]

@@ -59,6 +59,7 @@ def test_batch_and_group_take_trajectories_and_tools(api):
          "arguments of 'f' are a int"),
         ([{"content": "no role"}], "Input should be a valid string"),
         ([{"role": "wizard", "content": "x"}, {"role": "tool", "content": "y"}], "role 'wizard'"),
+        ([{"role": "assistant", "content": "x"}, {"role": "critic", "content": "y"}], "message 1 has role 'critic'"),
     ],
 )  # fmt: skip
 def test_a_malformed_trajectory_is_a_422_naming_the_message(api, completion, problem):

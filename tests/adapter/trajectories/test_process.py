@@ -7,12 +7,15 @@ last tool result shown; a turn scores 1 unless the last tool result it shows say
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from adapter import JudgeRewardSystem
 from adapter.pipeline.trajectory import read_completion
 from adapter.process import agent_turns
+from judge_vllm.schemas import Verdict
+from judge_vllm.testing.fake_backend import FakeBackend
 from judge_vllm.testing.fake_server import FaultPlan
 
 QUESTION = "How many people live in Oslo, according to the city database?"
@@ -99,3 +102,23 @@ def test_the_http_api_returns_the_turns_scores_in_its_metadata(fake_judge, tmp_p
         reply = httpx.post(f"{server.url}/judge", json={"prompt": QUESTION, "completion": RECOVERED, "answer": REFERENCE})
     assert reply.status_code == 200, reply.text
     assert reply.json()["metadata"]["step_scores"] == [0.0, 1.0] and reply.json()["score"] == pytest.approx(0.75)
+
+
+class BrokenStepJudge(FakeBackend):
+    """A backend whose step verdicts bypass validation (``model_construct``): the first turn's
+    score is NaN, the second's 1.0; the outcome is FakeBackend's (the reference is in the reply)."""
+
+    def _judge(self, request):
+        if request.profile != "step":
+            return super()._judge(request)
+        broken = "timeout" in str(request.trajectory.steps[-1])
+        return Verdict.model_construct(score=math.nan if broken else 1.0, label="Yes")
+
+
+def test_a_step_score_that_is_not_a_finite_number_never_reaches_the_caller(tmp_path):
+    """Issue 41: a NaN step score was returned in step_scores."""
+    config = {"cache_dir": str(tmp_path / "cache"), "use_cache": False, "process": {"weight": 0.5}}
+    with JudgeRewardSystem(config, backend=BrokenStepJudge()) as rs:
+        result = rs.reward(QUESTION, RECOVERED, REFERENCE)
+    assert result["step_scores"] == [None, 1.0]
+    assert result["reward"] is not None and 0.0 <= result["reward"] <= 1.0

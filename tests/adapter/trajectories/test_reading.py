@@ -120,6 +120,9 @@ def test_the_legacy_function_call_and_multimodal_tool_content():
             "type 'code'",
         ),
         ([{"role": "robot", "content": "x"}, tool("1")], None, "message 0 has role 'robot'"),
+        # issue 41: without tool use an unknown role was dropped, not refused
+        ([assistant("42"), {"role": "narrator", "content": "x"}], None, "message 1 has role 'narrator'"),
+        ([{"role": "Assistant", "content": "42"}], None, "message 0 has role 'Assistant'"),
         ("text", "search", "tools is a str, expected a list of tool schemas"),
         ("text", [{"description": "no name"}], "tools[0] is not a tool schema"),
         ([tool("x")] * (MAX_STEPS + 1), None, f"a trajectory has at most {MAX_STEPS}"),
