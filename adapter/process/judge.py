@@ -2,7 +2,8 @@
 
 Each turn is a ``JudgeRequest`` carrying the trajectory up to the end of that turn's results and,
 in its completion slot, which steps to judge (``steps 3-4``): the judge's own wording, never the
-policy's. Only the last ``max_steps`` turns are judged (one judgment each).
+policy's. Only the last ``max_steps`` turns are judged (one judgment each); the earlier ones are
+unknown, and counted as bad (``combine_steps``).
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ class ProcessJudge:
         return request.trajectory is not None and bool(agent_turns(request.trajectory))
 
     async def score(self, request: JudgeRequest, budget: Budget) -> StepScores:
-        """Each of the last ``max_steps`` turns judged within ``budget``, combined."""
+        """Each of the last ``max_steps`` turns judged within ``budget`` (the earlier ones left
+        unjudged: None), combined."""
         assert request.trajectory is not None  # callers ask ``asks`` first
         trajectory = request.trajectory
-        turns = agent_turns(trajectory)[-self.settings.max_steps :]
+        every = agent_turns(trajectory)
+        turns = every[-self.settings.max_steps :]
+        unjudged = len(every) - len(turns)
         asked = [
             JudgeRequest(
                 prompt=request.prompt,
@@ -48,5 +52,6 @@ class ProcessJudge:
             for turn in turns
         ]
         judged = await self.judge(asked)
-        scores = [None if isinstance(j.outcome, JudgeError) else j.outcome.score for j in judged]
-        return combine_steps(turns, scores, self.settings)
+        scores: list[float | None] = [None] * unjudged
+        scores += [None if isinstance(j.outcome, JudgeError) else j.outcome.score for j in judged]
+        return combine_steps(every, scores, self.settings, unjudged)
