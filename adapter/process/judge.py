@@ -8,7 +8,11 @@ unknown, and counted as bad (``combine_steps``).
 
 from __future__ import annotations
 
-from adapter.dispatch.judgments import PartJudge
+import itertools
+import logging
+import math
+
+from adapter.dispatch.judgments import Judged, PartJudge
 from adapter.process.steps import StepScores, agent_turns, combine_steps
 from adapter.settings import ProcessSettings
 from judge_vllm.budget import Budget
@@ -18,6 +22,9 @@ from judge_vllm.schemas import JudgeRequest
 __all__ = ["STEP_PROFILE", "ProcessJudge"]
 
 STEP_PROFILE = "step"
+
+logger = logging.getLogger(__name__)
+_invalid_scores = itertools.count(1)
 
 
 class ProcessJudge:
@@ -53,5 +60,19 @@ class ProcessJudge:
         ]
         judged = await self.judge(asked)
         scores: list[float | None] = [None] * unjudged
-        scores += [None if isinstance(j.outcome, JudgeError) else j.outcome.score for j in judged]
+        scores += [_score(j) for j in judged]
         return combine_steps(every, scores, self.settings, unjudged)
+
+
+def _score(judged: Judged) -> float | None:
+    """A turn's P(Yes), or None when its judgment failed or its score is not a finite number in
+    [0, 1] (a backend's bug: said, never passed on as a score)."""
+    if isinstance(judged.outcome, JudgeError):
+        return None
+    score = judged.outcome.score
+    if isinstance(score, float | int) and math.isfinite(score) and 0.0 <= score <= 1.0:
+        return float(score)
+    count = next(_invalid_scores)
+    if count == 1 or count % 1000 == 0:  # a bug upstream: said, but never once per turn
+        logger.warning("invalid step score #%d left out: %r is not a finite number in [0, 1]", count, score)
+    return None

@@ -7,6 +7,7 @@ last tool result shown; a turn scores 1 unless the last tool result it shows say
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -107,7 +108,8 @@ def test_only_the_last_max_steps_turns_are_judged_and_the_earlier_ones_count_as_
 
 class TurnJudge(FakeBackend):
     """A judge in the test's process: the outcome scores ``outcome`` (below 0.5: judged wrong); a
-    turn (profile step) scores 0 when the last tool result it shows says "Error", else 1."""
+    turn (profile step) scores 0 when the last tool result it shows says "Error", NaN (a backend's
+    bug) when it says "NaN", else 1."""
 
     def __init__(self, outcome: float) -> None:
         super().__init__()
@@ -118,6 +120,8 @@ class TurnJudge(FakeBackend):
             return Verdict(score=self.outcome)
         assert request.trajectory is not None
         last = [s for s in request.trajectory.steps if isinstance(s, ResultStep)][-1].content
+        if "NaN" in last:
+            return Verdict.model_construct(score=float("nan"), explanation="", label=None)
         return Verdict(score=0.0 if "Error" in last else 1.0)
 
 
@@ -180,6 +184,14 @@ def test_the_documented_aggregates():  # docs/trajectories.md: turns [1, 0, 1, 1
             paid[aggregate, max_steps] = result["reward"]
     assert paid == pytest.approx({("mean", 32): 0.875, ("min", 32): 0.5, ("last", 32): 1.0,
                                   ("mean", 2): 0.75, ("min", 2): 0.5, ("last", 2): 1.0})  # fmt: skip
+
+
+def test_a_turn_score_that_is_not_a_number_never_reaches_the_caller(caplog):
+    with caplog.at_level(logging.WARNING, logger="adapter.process.judge"):
+        (result,) = _rewards(0.9, {"aggregate": "min"}, _run(GOOD, "NaN"))
+    assert result["step_scores"] == [1.0, None]
+    assert result["source"] == "judge" and result["reward"] == pytest.approx(0.9)  # over the turn judged
+    assert any("not a finite number" in r.getMessage() for r in caplog.records)
 
 
 def test_the_http_api_returns_the_turns_scores_in_its_metadata(fake_judge, tmp_path):
