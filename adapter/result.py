@@ -83,7 +83,7 @@ class ProcessMix:
         """The reward for ``outcome``, and the explanation of the mix."""
         if outcome < RIGHT_OUTCOME:
             return outcome * (1.0 - self.weight), (
-                f"process: the outcome is wrong, its turns earn nothing ({self.summary}): "
+                f"process: {self.summary}; the outcome is wrong, so its turns earn nothing: "
                 f"outcome x {1.0 - self.weight:.2f}"
             )
         if self.aggregate is None:

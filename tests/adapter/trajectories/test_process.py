@@ -160,7 +160,8 @@ def test_no_layout_of_turns_raises_the_reward_of_a_wrong_outcome(outcome, proces
     before, after = _rewards(outcome, process, _run(*plain), _run(*laid_out))
     assert before["source"] == after["source"] == "judge"
     assert after["reward"] == before["reward"] == pytest.approx(outcome * 0.5)  # its turns earn nothing
-    assert "the outcome is wrong" in after["explanation"]
+    assert f"process: {process['aggregate']} " in after["explanation"]
+    assert "the outcome is wrong, so its turns earn nothing: outcome x 0.50" in after["explanation"]
 
 
 @pytest.mark.parametrize("aggregate", ["mean", "min", "last"])
