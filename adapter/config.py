@@ -178,7 +178,7 @@ class RewardConfig(JudgeClientConfig):
     )
     process: ProcessSettings | None = Field(
         default=None,
-        description="agent trajectories: each turn judged too (profile step), mixed into the reward; None = outcome only",
+        description="agent trajectories: each turn judged too (profile step); bad turns lower a right outcome's reward; None = outcome only",
     )
     trajectory_view: Literal["full", "final"] = Field(
         default="full",

@@ -10,7 +10,7 @@ from pydantic.fields import FieldInfo
 
 from adapter.config import RewardConfig
 from adapter.rules import RuleSettings
-from adapter.settings import GroupSettings
+from adapter.settings import GroupSettings, ProcessSettings
 from judge_vllm.reasoning import ReasoningDelimiters
 
 __all__ = ["reference_markdown"]
@@ -26,6 +26,7 @@ NESTED: tuple[tuple[str, type[BaseModel]], ...] = (
     ("rules", RuleSettings),
     ("reasoning_delimiters", ReasoningDelimiters),
     ("group", GroupSettings),
+    ("process", ProcessSettings),
 )
 _BOUNDS = ((Ge, "ge", ">="), (Gt, "gt", ">"), (Le, "le", "<="), (Lt, "lt", "<"), (MinLen, "min_length", "length >="),
            (MaxLen, "max_length", "length <="))  # fmt: skip

@@ -11,6 +11,7 @@ from typing_extensions import TypedDict
 
 __all__ = [
     "JUDGE_DECIDED",
+    "RIGHT_OUTCOME",
     "GroupComparison",
     "GroupComparisonDict",
     "ProcessMix",
@@ -23,6 +24,9 @@ __all__ = [
 Source = Literal["judge", "cache", "rule", "rule_fallback", "error"]
 # The sources of a reward the judge decided (fresh or stored); the others are rules or failures.
 JUDGE_DECIDED: frozenset[str] = frozenset({"judge", "cache"})
+# An outcome score from which the task counts as done (the judge leans Yes): process rewards
+# count only for such outcomes.
+RIGHT_OUTCOME = 0.5
 
 
 def judged_reward(result: RewardDict) -> float | None:
@@ -63,18 +67,30 @@ class RewardDict(TypedDict):
 @dataclass(frozen=True)
 class ProcessMix:
     """An agent trajectory's per-turn scores (``process:``), what they combine to (None: no turn
-    could be judged) and their share of the reward."""
+    could be judged), their share of the reward, and a summary for the explanation.
+
+    The process can only lower a reward, and only a right outcome's (docs/trajectories.md): a
+    right outcome (score at least ``RIGHT_OUTCOME``) is paid ``outcome * (1 - weight * (1 -
+    aggregate))``, so bad turns cost up to ``weight`` of it; a wrong outcome is paid ``outcome *
+    (1 - weight)`` whatever its turns, so no layout of turns (trivial turns added, a bad turn
+    moved out of the judged window, a good turn at the end) raises it."""
 
     scores: list[float | None]
     aggregate: float | None
     weight: float
-    explanation: str
+    summary: str
 
-    def mixed(self, outcome: float) -> float:
-        """The reward: ``(1 - weight) * outcome + weight * aggregate`` (the outcome alone without one)."""
+    def mixed(self, outcome: float) -> tuple[float, str]:
+        """The reward for ``outcome``, and the explanation of the mix."""
+        if outcome < RIGHT_OUTCOME:
+            return outcome * (1.0 - self.weight), (
+                f"process: {self.summary}; the outcome is wrong, so its turns earn nothing: "
+                f"outcome x {1.0 - self.weight:.2f}"
+            )
         if self.aggregate is None:
-            return outcome
-        return (1.0 - self.weight) * outcome + self.weight * self.aggregate
+            return outcome, f"process: {self.summary}, outcome only"
+        factor = 1.0 - self.weight * (1.0 - self.aggregate)
+        return outcome * factor, f"process: {self.summary}: outcome x {factor:.2f}"
 
     def checked(self) -> ProcessMix:
         """These scores as they may leave the system: a turn's score that is not a finite number in
@@ -85,10 +101,8 @@ class ProcessMix:
         if scores == self.scores and aggregate == self.aggregate:
             return self
         left_out = sum(s is not None for s in self.scores) - sum(s is not None for s in scores)
-        explanation = f"process: {left_out} turn score(s) not a finite number in [0, 1] left out; " + (
-            self.explanation.removeprefix("process: ") if aggregate is not None else "outcome only"
-        )
-        return ProcessMix(scores, aggregate, self.weight, explanation)
+        summary = f"{left_out} turn score(s) not a finite number in [0, 1] left out; {self.summary}"
+        return ProcessMix(scores, aggregate, self.weight, summary)
 
 
 def _unit(value: float) -> bool:
@@ -127,8 +141,9 @@ class RewardResult(BaseModel):
     (judge and cache sources), e.g. "C" when CompassVerifier calls the response invalid;
     ``judge_score`` the judge's own score before calibration and ``calibration`` the identity
     of the ``calibration_file`` applied (None when none was); ``comparisons`` the comparisons a
-    group reward (``reward_group``) came from; ``step_scores`` each judged turn's P(Yes) of an
-    agent trajectory under ``process:`` (None: not judged), for trainers that take turn-level rewards.
+    group reward (``reward_group``) came from; ``step_scores`` each turn's P(Yes) of an agent
+    trajectory under ``process:``, one per turn in order (None: not judged, or its judgment
+    failed), for trainers that take turn-level rewards.
     """
 
     model_config = ConfigDict(frozen=True)

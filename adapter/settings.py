@@ -18,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from judge_vllm.errors import JudgeInputError
 
-__all__ = ["MAX_CRITERIA", "ConfidenceCalibration", "Criterion", "GroupSettings", "ProcessSettings", "parse_rubric"]
+__all__ = [
+    "MAX_CRITERIA",
+    "ConfidenceCalibration",
+    "Criterion",
+    "GroupSettings",
+    "ProcessSettings",
+    "parse_rubric",
+]
 
 MAX_CRITERIA = 64
 MAX_CRITERION_CHARS = 2000
@@ -126,16 +133,24 @@ class ConfidenceCalibration(BaseModel):
 class ProcessSettings(BaseModel):
     """Process rewards for agent trajectories (docs/trajectories.md): each of the agent's turns
     judged on its own (profile ``step``: correct and useful?), in one batch beside the outcome
-    judgment; the reward is ``(1 - weight) * outcome + weight * aggregate(steps)``."""
+    judgment. The process only lowers the reward of a right outcome: ``outcome * (1 - weight *
+    (1 - aggregate(turns)))``; a wrong outcome (score below 0.5) gets ``outcome * (1 - weight)``,
+    whatever its turns."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     aggregate: Literal["mean", "min", "last"] = Field(
-        default="mean", description="how the turns' P(Yes) combine: mean, min (one bad step sinks it) or last"
+        default="mean",
+        description="how the turns' P(Yes) combine: mean, min (one bad turn sinks it) or last (the last turn's)",
     )
-    weight: float = Field(default=0.5, ge=0.0, le=1.0, description="the process score's share of the reward")
+    weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="the most the turns can take off a right outcome's reward"
+    )
     max_steps: int = Field(
-        default=32, ge=1, le=256, description="at most this many turns judged, the last ones (one judgment each)"
+        default=32,
+        ge=1,
+        le=256,
+        description="at most this many turns judged, the last ones (one judgment each); earlier ones count as bad",
     )
 
 

@@ -5,7 +5,8 @@ In agent mode OpenRLHF 0.11 asks no reward model: its ``MultiTurnAgentExecutor``
 policy's turns, sums the steps' ``rewards`` into the sample's reward and keeps the last step's
 ``scores`` and ``extra_logs``. ``JudgedEpisode`` records what the policy did (its turns, with
 tool calls in the Hermes format its chat template writes) and what the environment answered
-(``<tool_response>`` turns as tool results, any other reply as the environment's), and on the
+(``<tool_response>`` turns as tool results, any other reply as the environment's; a
+``<tool_response>`` in the policy's own text stays its text), and on the
 last step returns the judge's reward for the whole trajectory (docs/trajectories.md); the steps
 before it earn 0. An agent file:
 
@@ -41,7 +42,7 @@ from typing_extensions import TypedDict
 from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
 from adapter.integrations.openrlhf_inprocess import get_reward_system
 from adapter.integrations.openrlhf_protocol import OpenRLHFRewards, label_text, unavailable_message
-from adapter.pipeline.trajectory import hermes_messages, turn_text
+from adapter.pipeline.trajectory import WrittenSpan, hermes_messages, turn_text
 from adapter.result import RewardDict
 from judge_vllm.errors import JudgeError
 
@@ -113,12 +114,12 @@ class JudgedEpisode:
 
 
 def _turn(action_text: str) -> list[dict[str, object]]:
-    """The policy's turn as messages: its text, and its tool calls when it wrote any."""
-    return hermes_messages(action_text) or [{"role": "assistant", "content": turn_text(action_text)}]
+    """The policy's turn as messages: its text, and its tool calls when it wrote any (a
+    ``<tool_response>`` it wrote is its own text: only the environment's feedback holds results)."""
+    written = hermes_messages([WrittenSpan(by_policy=True, text=action_text)])
+    return written or [{"role": "assistant", "content": turn_text(action_text)}]
 
 
 def _feedback(environment_feedback: str) -> list[dict[str, object]]:
     """The environment's reply: its ``<tool_response>`` turns as tool results, else the reply."""
-    results = [m for m in hermes_messages(environment_feedback) or [] if m["role"] == "tool"]
-    reply = turn_text(environment_feedback)
-    return results or ([{"role": "user", "content": reply}] if reply else [])
+    return hermes_messages([WrittenSpan(by_policy=False, text=environment_feedback)]) or []

@@ -43,9 +43,14 @@ rewards), judged against its criteria instead of ``ground_truth``. With
 (``reward_router_address``) is the judge instead of ``judge_url``.
 
 A multi-turn rollout (verl's tool agent loop, ``multi_turn.format: hermes``) reaches the reward
-as the decoded response with the tools' outputs in it: its ``<tool_call>`` and
-``<tool_response>`` turns are read back into the agent's steps and judged as a trajectory
-(docs/trajectories.md), the text after the last as the final reply; ``extra_info["tools"]``
+as the decoded response with the tools' outputs in it, and only verl's response mask says which
+tokens the tools wrote: a policy can write ``<tool_response>`` into its own text. With the
+reward manager and agent loop of ``adapter.integrations.verl_turns``, the mask arrives as who
+wrote each stretch of the response (``extra_info[SPANS_KEY]``), and the agent's steps are read by
+it (a ``<tool_call>`` the policy wrote is a call, a ``<tool_response>`` the environment wrote a
+tool result, the policy's text after the last its final reply) and judged as a trajectory
+(docs/trajectories.md). Without a mask the decoded response is judged as one text, no steps read
+from it, with a warning once. ``extra_info["tools"]``
 (OpenAI tool schemas), when the data has it, says which tools were offered. What verl adds to
 ``extra_info`` for such rollouts (``num_turns`` from ``__num_turns__``, ``turn_scores``,
 ``tool_rewards``, ``rollout_reward_scores``) is accepted and left to verl: the judge's reward
@@ -73,7 +78,7 @@ from adapter.config import RewardConfig
 from adapter.factory import create_judge_reward
 from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S, GroupCollector
 from adapter.integrations.process_rewards import ProcessRewards
-from adapter.pipeline.trajectory import hermes_messages
+from adapter.pipeline.trajectory import WrittenSpan, hermes_messages
 from adapter.result import RewardDict, Source
 from adapter.reward import BaseJudgeReward
 from judge_vllm.errors import JudgeConfigError, JudgeError
@@ -82,6 +87,7 @@ __all__ = [
     "CONFIG_ENV",
     "DEFAULT_GROUP_WINDOW_S",
     "REWARD_KWARGS",
+    "SPANS_KEY",
     "VerlScore",
     "close_adapter",
     "compute_score",
@@ -92,6 +98,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CONFIG_ENV = "JUDGE_REWARD_CONFIG"
+# Where JudgeRewardManager (adapter/integrations/verl_turns.py) puts who wrote each stretch of the
+# response, read from verl's response mask: a list of (by_policy, text).
+SPANS_KEY = "judge_vllm_written_spans"
 REWARD_KWARGS = ("config", "answer_type", "group_size", "group_window")
 # Each reference is one judgment; a list longer than this is cut (with a warning).
 MAX_REFERENCES = 16
@@ -200,14 +209,48 @@ def _references(ground_truth: object) -> list[object]:
     return [ground_truth]
 
 
+def _written_spans(info: Mapping[str, object]) -> list[WrittenSpan] | None:
+    """Who wrote each stretch of the response, as ``JudgeRewardManager`` read it from verl's
+    response mask (``extra_info[SPANS_KEY]``), or None when verl passed no mask."""
+    spans = info.get(SPANS_KEY)
+    if spans is None:
+        return None
+    if not isinstance(spans, list | tuple) or not all(
+        isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], bool) and isinstance(s[1], str)
+        for s in spans
+    ):
+        raise JudgeConfigError(
+            f"extra_info[{SPANS_KEY!r}] must be the (by_policy, text) spans JudgeRewardManager writes; "
+            "leave the key to it"
+        )
+    return [WrittenSpan(*span) for span in spans]
+
+
+def _completion(solution_str: object, info: Mapping[str, object]) -> object:
+    """The response as the judge is shown it: the agent's steps read by who wrote each span when
+    verl said so (the response mask), else the decoded text as one response, no steps read from
+    it (a policy can write anything, a tool's result included)."""
+    spans = _written_spans(info)
+    if spans is not None:
+        return hermes_messages(spans) or "".join(span.text for span in spans)
+    if isinstance(solution_str, str) and ("<tool_response>" in solution_str or "<tool_call>" in solution_str):
+        _warn_once(
+            "<unmasked>",
+            "verl passed a response with tool turns but no response mask, so which tokens the tools "
+            "wrote is unknown: the judge is shown the decoded text as one response, without steps. "
+            "Use the reward manager and agent loop of adapter.integrations.verl_turns "
+            "(docs/trajectories.md, verl)",
+        )
+    return solution_str
+
+
 def _items(
     solution_str: str, ground_truth: object, extra_info: Mapping[str, object] | None, answer_type: str | None
 ) -> list[dict[str, object]]:
     info = extra_info if isinstance(extra_info, Mapping) else {}
-    steps = hermes_messages(solution_str) if isinstance(solution_str, str) else None
     item = {
         "prompt": info.get("question", ""),
-        "completion": solution_str if steps is None else steps,
+        "completion": _completion(solution_str, info),
         "answer_type": info.get("answer_type") or answer_type,
         **({"tools": _listed(info["tools"])} if info.get("tools") is not None else {}),
     }

@@ -7,7 +7,7 @@ the judge's score, label, confidence and explanation, reason, latency, and the i
 text cut to ``judgment_log_max_chars`` (``cut_text``: head and tail kept, a marker between).
 An agent's trajectory is logged as the judge is shown it, fitted to ``judgment_log_max_chars``
 (``logged_trajectory``: the end kept, the last tool result always, runs left out counted),
-with each judged turn's score (``step_scores``) when process rewards are on.
+with each turn's score (``step_scores``, None where not judged) when process rewards are on.
 Nothing else: no metadata, no error text, no config, no header; every text is scrubbed of
 secrets (``judge_vllm.redaction``) before it is cut, so not even a cut fragment of a key remains.
 

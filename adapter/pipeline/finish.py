@@ -91,7 +91,12 @@ class RewardFinisher:
         return result
 
     def from_verdict(
-        self, request: JudgeRequest, started: float, verdict: Verdict, source: Source, process: ProcessMix | None = None
+        self,
+        request: JudgeRequest,
+        started: float,
+        verdict: Verdict,
+        source: Source,
+        process: ProcessMix | None = None,
     ) -> RewardResult:
         """The reward of the judge's ``verdict`` (calibrated), mixed with an agent's per-turn
         scores when ``process`` holds them."""
@@ -99,7 +104,7 @@ class RewardFinisher:
         reward, steps = calibrated.reward, None
         if process is not None:
             process = self._checked(process)
-            reward, steps = process.mixed(reward), process.explanation
+            reward, steps = process.mixed(reward)
         notes = "; ".join(note for note in (calibrated.notes, steps) if note)
         return self.finish(
             request,

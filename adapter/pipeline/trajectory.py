@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from adapter.pipeline.conversations import content_text, message_text
 from judge_vllm.schemas import valid_unicode
@@ -31,6 +32,7 @@ __all__ = [
     "MAX_TRAJECTORY_CHARS",
     "ReadCompletion",
     "TrajectoryError",
+    "WrittenSpan",
     "hermes_messages",
     "is_messages",
     "read_completion",
@@ -44,8 +46,11 @@ _RESULT_ROLES = {"tool": "tool", "function": "tool", "user": "user", "system": "
 # A decoded multi-turn response in the Hermes tool format (Qwen's chat templates, verl's default
 # multi_turn.format): calls in <tool_call> tags, results in <tool_response> tags inside the turns the
 # chat template opens for them; with special tokens skipped, a turn's role is left as a bare line.
-_HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>|<tool_response>\s*(.*?)\s*</tool_response>", re.S)
-_TURN_MARKS = re.compile(r"<\|im_(?:start|end)\|>|<\|(?:endoftext|eot_id|end_of_text|end)\|>|<end_of_turn>|</s>")
+_HERMES_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+_HERMES_RESULT = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
+_TURN_MARKS = re.compile(
+    r"<\|im_(?:start|end)\|>|<\|(?:endoftext|eot_id|end_of_text|end)\|>|<end_of_turn>|</s>"
+)
 _ROLE_LINE = re.compile(
     r"^\s*(?:user|assistant|tool)[^\S\n]*(?:\n|$)|(?:^|\n)[^\S\n]*(?:user|assistant|tool)\s*$"
 )
@@ -216,16 +221,28 @@ def tool_specs(tools: object) -> tuple[ToolSpec, ...]:
     return tuple(specs)
 
 
-def hermes_messages(text: str) -> list[dict[str, object]] | None:
-    """A decoded multi-turn response in the Hermes tool format as chat messages (the turns'
-    text, each ``<tool_call>`` JSON as a tool call, each ``<tool_response>`` as a tool result, the
-    text after the last as the final reply), or None when ``text`` holds no tool call or result.
-    A call that is not ``{"name", "arguments"}`` JSON stays in the text, as the policy wrote it."""
-    if "<tool_call>" not in text and "<tool_response>" not in text:
-        return None
+class WrittenSpan(NamedTuple):
+    """A stretch of a decoded response and who wrote it: the policy (tokens it sampled) or the
+    environment (tokens the trainer put in: a tool's result, an environment's reply). Only the
+    trainer's record says which (verl's ``response_mask``, OpenRLHF's step arguments): text the
+    policy wrote may look like anything, a tool's result included."""
+
+    by_policy: bool
+    text: str
+
+
+def hermes_messages(spans: Sequence[WrittenSpan]) -> list[dict[str, object]] | None:
+    """A multi-turn response in the Hermes tool format as chat messages, read by who wrote each
+    span. In the policy's spans, each ``<tool_call>`` JSON is a tool call and the rest its text:
+    a ``<tool_response>`` the policy wrote is its own text, never a tool's result. In the
+    environment's, each ``<tool_response>`` is a tool result (any other text, when there is none,
+    the environment's reply as a user turn). The policy's text after the last environment span is
+    the final reply. None when no span holds a call or the environment's turn (nothing to read as
+    steps). A call that is not ``{"name", "arguments"}`` JSON stays in the text, as written."""
     messages: list[dict[str, object]] = []
     calls: list[dict[str, object]] = []
     written: list[str] = []
+    stepped = False
 
     def turn_ends() -> None:
         said = turn_text("".join(written))
@@ -236,22 +253,38 @@ def hermes_messages(text: str) -> list[dict[str, object]] | None:
         written.clear()
         calls.clear()
 
-    position = 0
-    for found in _HERMES.finditer(text):
-        written.append(text[position : found.start()])
-        position = found.end()
-        if found.group(2) is not None:
+    for span in spans:
+        if not span.by_policy:
             turn_ends()
-            messages.append({"role": "tool", "content": found.group(2)})
+            answered = _environment_messages(span.text)
+            stepped = stepped or bool(answered)
+            messages.extend(answered)
             continue
-        call = _hermes_call(found.group(1))
-        if call is None:
-            written.append(found.group(0))
-        else:
-            calls.append(call)
-    written.append(text[position:])
+        position = 0
+        for found in _HERMES_CALL.finditer(span.text):
+            written.append(span.text[position : found.start()])
+            position = found.end()
+            call = _hermes_call(found.group(1))
+            if call is None:
+                written.append(found.group(0))
+            else:
+                stepped = True
+                calls.append(call)
+        written.append(span.text[position:])
     turn_ends()
-    return messages
+    return messages if stepped else None
+
+
+def _environment_messages(text: str) -> list[dict[str, object]]:
+    """What the environment put in a response: its ``<tool_response>`` turns as tool results,
+    else the text of its turn (without the chat template's marks) as its reply."""
+    results: list[dict[str, object]] = [
+        {"role": "tool", "content": found.group(1)} for found in _HERMES_RESULT.finditer(text)
+    ]
+    if results:
+        return results
+    reply = turn_text(text)
+    return [{"role": "user", "content": reply}] if reply else []
 
 
 def turn_text(text: str) -> str:

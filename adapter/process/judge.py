@@ -2,12 +2,17 @@
 
 Each turn is a ``JudgeRequest`` carrying the trajectory up to the end of that turn's results and,
 in its completion slot, which steps to judge (``steps 3-4``): the judge's own wording, never the
-policy's. Only the last ``max_steps`` turns are judged (one judgment each).
+policy's. Only the last ``max_steps`` turns are judged (one judgment each); the earlier ones are
+unknown, and counted as bad (``combine_steps``).
 """
 
 from __future__ import annotations
 
-from adapter.dispatch.judgments import PartJudge
+import itertools
+import logging
+import math
+
+from adapter.dispatch.judgments import Judged, PartJudge
 from adapter.process.steps import StepScores, agent_turns, combine_steps
 from adapter.settings import ProcessSettings
 from judge_vllm.budget import Budget
@@ -17,6 +22,9 @@ from judge_vllm.schemas import JudgeRequest
 __all__ = ["STEP_PROFILE", "ProcessJudge"]
 
 STEP_PROFILE = "step"
+
+logger = logging.getLogger(__name__)
+_invalid_scores = itertools.count(1)
 
 
 class ProcessJudge:
@@ -31,10 +39,13 @@ class ProcessJudge:
         return request.trajectory is not None and bool(agent_turns(request.trajectory))
 
     async def score(self, request: JudgeRequest, budget: Budget) -> StepScores:
-        """Each of the last ``max_steps`` turns judged within ``budget``, combined."""
+        """Each of the last ``max_steps`` turns judged within ``budget`` (the earlier ones left
+        unjudged: None), combined."""
         assert request.trajectory is not None  # callers ask ``asks`` first
         trajectory = request.trajectory
-        turns = agent_turns(trajectory)[-self.settings.max_steps :]
+        every = agent_turns(trajectory)
+        turns = every[-self.settings.max_steps :]
+        unjudged = len(every) - len(turns)
         asked = [
             JudgeRequest(
                 prompt=request.prompt,
@@ -48,5 +59,20 @@ class ProcessJudge:
             for turn in turns
         ]
         judged = await self.judge(asked)
-        scores = [None if isinstance(j.outcome, JudgeError) else j.outcome.score for j in judged]
-        return combine_steps(turns, scores, self.settings)
+        scores: list[float | None] = [None] * unjudged
+        scores += [_score(j) for j in judged]
+        return combine_steps(every, scores, self.settings, unjudged)
+
+
+def _score(judged: Judged) -> float | None:
+    """A turn's P(Yes), or None when its judgment failed or its score is not a finite number in
+    [0, 1] (a backend's bug: said, never passed on as a score)."""
+    if isinstance(judged.outcome, JudgeError):
+        return None
+    score = judged.outcome.score
+    if isinstance(score, float | int) and math.isfinite(score) and 0.0 <= score <= 1.0:
+        return float(score)
+    count = next(_invalid_scores)
+    if count == 1 or count % 1000 == 0:  # a bug upstream: said, but never once per turn
+        logger.warning("invalid step score #%d left out: %r is not a finite number in [0, 1]", count, score)
+    return None

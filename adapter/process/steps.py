@@ -33,22 +33,27 @@ class AgentTurn:
 
 @dataclass(frozen=True)
 class StepScores:
-    """Each judged turn's P(Yes) (None: not judged), by turn, and what they combine to."""
+    """Each turn's P(Yes), by turn (None: not judged, or its judgment failed), how many of the
+    first turns ``max_steps`` left unjudged, and what the scores combine to (None: no judgment
+    came back)."""
 
     turns: tuple[AgentTurn, ...]
     scores: tuple[float | None, ...]
+    unjudged: int
     aggregate: float | None
     how: str
 
     def mix(self, weight: float) -> ProcessMix:
-        """These scores as the share ``weight`` of a reward."""
-        return ProcessMix(list(self.scores), self.aggregate, weight, self.explanation())
+        """These scores, to lower a right outcome's reward by at most ``weight`` (``ProcessMix``)."""
+        return ProcessMix(list(self.scores), self.aggregate, weight, self.summary())
 
-    def explanation(self) -> str:
-        judged = sum(s is not None for s in self.scores)
+    def summary(self) -> str:
+        """What the scores came to, for the reward's explanation."""
         if self.aggregate is None:
-            return f"process: none of {len(self.turns)} turn(s) could be judged, outcome only"
-        return f"process: {self.how} {self.aggregate:.2f} over {judged} of {len(self.turns)} turn(s)"
+            return f"none of {len(self.turns)} turn(s) could be judged"
+        judged = sum(s is not None for s in self.scores)
+        beyond = f" ({self.unjudged} before the last max_steps counted as bad)" if self.unjudged else ""
+        return f"{self.how} {self.aggregate:.2f} over {judged} of {len(self.turns)} turn(s){beyond}"
 
 
 def agent_turns(trajectory: Trajectory) -> list[AgentTurn]:
@@ -72,16 +77,23 @@ def agent_turns(trajectory: Trajectory) -> list[AgentTurn]:
     return turns
 
 
-def combine_steps(turns: list[AgentTurn], scores: list[float | None], settings: ProcessSettings) -> StepScores:
-    """The turns' scores combined as ``settings.aggregate`` says, over the judged ones."""
-    judged = [s for s in scores if s is not None]
+def combine_steps(
+    turns: list[AgentTurn], scores: list[float | None], settings: ProcessSettings, unjudged: int = 0
+) -> StepScores:
+    """The turns' scores (one per turn, the first ``unjudged`` None: left out by ``max_steps``)
+    combined as ``settings.aggregate`` says. A turn left unjudged is unknown, so never counted as
+    good: it counts as a bad one (0). A turn whose judgment failed is left out (the judge's
+    failure, not the policy's); with no judgment back there is no aggregate."""
+    judged = [s for s in scores[unjudged:] if s is not None]
     aggregate: float | None
     if not judged:
         aggregate = None
-    elif settings.aggregate == "min":
-        aggregate = min(judged)
-    elif settings.aggregate == "last":
-        aggregate = judged[-1]
     else:
-        aggregate = statistics.fmean(judged)
-    return StepScores(tuple(turns), tuple(scores), aggregate, settings.aggregate)
+        counted = [0.0] * unjudged + judged
+        if settings.aggregate == "min":
+            aggregate = min(counted)
+        elif settings.aggregate == "last":
+            aggregate = counted[-1]
+        else:
+            aggregate = statistics.fmean(counted)
+    return StepScores(tuple(turns), tuple(scores), unjudged, aggregate, settings.aggregate)

@@ -1,7 +1,16 @@
 """verl's reward loop as its trainer drives it, for the verl tests: the trainer config composed from
-verl's own yaml with a user's overrides (``trainer_config``, ``our_function``), a batch laid out as
-verl's agent loop lays it out (``rollout``, a policy tokenizer from ``write_tokenizer``), and one
-``RewardLoopWorker`` scoring it in-process (``run_reward_loop``, ``rewards_of``)."""
+verl's own yaml with a user's overrides (``trainer_config``, ``our_function``, ``our_manager``), a
+batch laid out as verl's agent loop lays it out (``rollout``, a policy tokenizer from
+``write_tokenizer``), and one ``RewardLoopWorker`` scoring it in-process (``run_reward_loop``,
+``rewards_of``).
+
+A multi-turn row says who wrote each stretch of its response (``Row.written``): the policy's
+tokens and the environment's are encoded apart, as verl's tool agent loop encodes a generation
+and a tool's turn, and its mask reaches the reward worker as verl lays it out (``rollout(mask=)``):
+``"batch"``, the batch's ``response_mask`` (``AgentLoopWorker._postprocess``: rewards computed
+after the rollout); ``"recorded"``, the streaming path (``AgentLoopWorker._compute_score``: no
+mask in the batch, the agent loop's extra fields in ``tool_extra_fields``) with the record of
+``MaskRecordingToolAgentLoop``; ``"none"``, the streaming path of verl's own tool agent loop."""
 
 from __future__ import annotations
 
@@ -10,7 +19,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -24,9 +33,16 @@ from transformers import PreTrainedTokenizerFast
 from verl import DataProto
 from verl.experimental.reward_loop import RewardLoopWorker
 
+from adapter.integrations.verl_turns import MASK_RUNS_FIELD, mask_runs
+
 PATH_KEY = "reward.custom_reward_function.path"
 NAME_KEY = "reward.custom_reward_function.name"
 KWARGS_KEY = "+reward.custom_reward_function.reward_kwargs"
+OUR_MANAGER = [
+    "reward.reward_manager.source=importlib",
+    "reward.reward_manager.module.path=pkg://adapter.integrations.verl_turns",
+    "reward.reward_manager.name=JudgeRewardManager",
+]
 
 
 @dataclass(frozen=True)
@@ -38,6 +54,7 @@ class Row:
     ground_truth: Any
     extra: dict[str, Any] = field(default_factory=dict)
     turns: dict[str, Any] | None = None  # a multi-turn rollout's __num_turns__ and tool_extra_fields
+    written: Sequence[tuple[bool, str]] | None = None  # (by the policy?, text) spans making up ``response``
 
 
 def write_tokenizer(
@@ -93,23 +110,42 @@ def our_function(name: str, config: Path, *extra: str) -> list[str]:
     ]
 
 
-def rollout(tokenizer_dir: Path, rows: Sequence[Row]) -> DataProto:
-    """A batch as verl's agent loop hands it to the reward loop: token ids, masks, dataset fields."""
+def _encoded(tokenizer: PreTrainedTokenizerFast, row: Row) -> tuple[list[int], list[int]]:
+    """The row's response tokens and its mask: each written span encoded on its own."""
+    ids: list[int] = []
+    mask: list[int] = []
+    for by_policy, text in row.written or [(True, row.response)]:
+        encoded = tokenizer.encode(text)
+        ids += encoded
+        mask += [int(by_policy)] * len(encoded)
+    return ids, mask
+
+
+def rollout(
+    tokenizer_dir: Path, rows: Sequence[Row], mask: Literal["none", "batch", "recorded"] = "none"
+) -> DataProto:
+    """A batch as verl's agent loop hands it to the reward loop: token ids, masks, dataset fields,
+    and the response mask where ``mask`` says (the module's docstring)."""
     tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
     pad = torch.nn.utils.rnn.pad_sequence
+    encoded = [_encoded(tokenizer, row) for row in rows]
     prompts = [torch.tensor(tokenizer.encode(row.question)) for row in rows]
-    responses = [torch.tensor(tokenizer.encode(row.response), dtype=torch.int64) for row in rows]
+    responses = [torch.tensor(ids, dtype=torch.int64) for ids, _ in encoded]
     prompt_ids, response_ids = pad(prompts, batch_first=True), pad(responses, batch_first=True)
     prompt_mask = pad([torch.ones_like(p) for p in prompts], batch_first=True)
-    response_mask = pad([torch.ones_like(r) for r in responses], batch_first=True)
-    mask = torch.cat([prompt_mask, response_mask], dim=1)
-    batch = TensorDict(
-        {"prompts": prompt_ids, "responses": response_ids, "attention_mask": mask}, batch_size=len(rows)
-    )
+    response_attention = pad([torch.ones_like(r) for r in responses], batch_first=True)
+    attention = torch.cat([prompt_mask, response_attention], dim=1)
+    tensors = {"prompts": prompt_ids, "responses": response_ids, "attention_mask": attention}
+    if mask == "batch":
+        tensors["response_mask"] = pad([torch.tensor(m) for _, m in encoded], batch_first=True)
+    batch = TensorDict(tensors, batch_size=len(rows))
+    turns = [copy.deepcopy(row.turns or {}) for row in rows]
+    if mask == "recorded":
+        for turn, (_, written) in zip(turns, encoded, strict=True):
+            turn.setdefault("tool_extra_fields", {})[MASK_RUNS_FIELD] = mask_runs(written)
     non_tensor = {
         **{
-            key: np.array([(row.turns or {})[key] for row in rows], dtype=object)
-            for key in (rows[0].turns or {})
+            key: np.array([turn[key] for turn in turns], dtype=object) for key in turns[0]
         },  # what the tool agent loop adds for multi-turn rollouts
         "data_source": np.array(["judge-vllm/test"] * len(rows), dtype=object),
         "reward_model": np.array([{"ground_truth": row.ground_truth} for row in rows], dtype=object),

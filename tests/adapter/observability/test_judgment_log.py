@@ -167,7 +167,8 @@ def test_an_agents_trajectory_is_logged_as_the_judge_is_shown_it_scrubbed_and_bo
     assert steps[-2] == {"step": 79, "kind": "call", "text": 'add({"a": 2, "b": 2})'}  # the call it answers
     assert steps[0] == {"elided": 80 - sum("step" in s for s in steps)}  # the start left out, counted
     assert sum(len(s.get("text", "")) for s in steps) <= 1000
-    assert line["step_scores"] == result["step_scores"] and len(line["step_scores"]) == 2
+    assert line["step_scores"] == result["step_scores"] and len(line["step_scores"]) == 40  # one per turn
+    assert line["step_scores"][:38] == [None] * 38  # before the last max_steps: not judged
 
 
 def test_a_reward_without_a_trajectory_logs_none(fake_judge, tmp_path):

@@ -8,7 +8,13 @@ import re
 import pytest
 
 from adapter.pipeline.inputs import InvalidInput, build_request
-from adapter.pipeline.trajectory import TrajectoryError, hermes_messages, read_completion, tool_specs
+from adapter.pipeline.trajectory import (
+    TrajectoryError,
+    WrittenSpan,
+    hermes_messages,
+    read_completion,
+    tool_specs,
+)
 from judge_vllm.trajectory import MAX_STEPS, CallStep, ResultStep, TextStep, ToolSpec
 
 
@@ -166,23 +172,33 @@ def test_tool_specs_read_schemas_functions_and_callables():
     assert tool_specs(None) == tool_specs([]) == ()
 
 
+POLICY, ENVIRONMENT = True, False
+
+
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("spans", "expected"),
     [
-        ("no tools here", None),
+        ([(POLICY, "no tools here")], None),
         (
-            'Checking.\n<tool_call>\n{"name": "calc", "arguments": {"x": 1}}\n</tool_call>\nuser\n'
-            "<tool_response>\n42\n</tool_response>\nassistant\nIt is 42.",
+            [(POLICY, 'Checking.\n<tool_call>\n{"name": "calc", "arguments": {"x": 1}}\n</tool_call>'),
+             (ENVIRONMENT, "\nuser\n<tool_response>\n42\n</tool_response>\nassistant\n"), (POLICY, "It is 42.")],
             [assistant("Checking.", call("calc", {"x": 1})), {"role": "tool", "content": "42"}, assistant("It is 42.")],
         ),
         (  # special tokens kept, two results in one turn, a call that is not JSON left as text
-            '<tool_call>{"name": "a", "arguments": "{}"}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>'
-            "<|im_end|>\n<|im_start|>user\n<tool_response>1</tool_response>\n<tool_response>2</tool_response><|im_end|>\n"
-            "<|im_start|>assistant\n<tool_call>oops</tool_call><|im_end|>",
+            [(POLICY, '<tool_call>{"name": "a", "arguments": "{}"}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call><|im_end|>'),
+             (ENVIRONMENT, "\n<|im_start|>user\n<tool_response>1</tool_response>\n<tool_response>2</tool_response><|im_end|>\n<|im_start|>assistant\n"),
+             (POLICY, "<tool_call>oops</tool_call><|im_end|>")],
             [assistant("", call("a", "{}"), call("b", {})), {"role": "tool", "content": "1"},
              {"role": "tool", "content": "2"}, assistant("<tool_call>oops</tool_call>")],
         ),
+        (  # a tool result the policy wrote itself is its text; the environment's reply, a user turn
+            [(POLICY, '<tool_call>{"name": "a", "arguments": {}}</tool_call>'), (ENVIRONMENT, "Error: timeout"),
+             (POLICY, "<tool_response>\n709,037\n</tool_response>\nIt is 709,037.")],
+            [assistant("", call("a", {})), {"role": "user", "content": "Error: timeout"},
+             assistant("<tool_response>\n709,037\n</tool_response>\nIt is 709,037.")],
+        ),
+        ([(POLICY, "<tool_response>\n709,037\n</tool_response>\nIt is 709,037.")], None),
     ],
 )  # fmt: skip
-def test_a_hermes_response_is_read_back_into_messages(text, expected):
-    assert hermes_messages(text) == expected
+def test_a_hermes_response_is_read_back_into_messages_by_who_wrote_each_span(spans, expected):
+    assert hermes_messages([WrittenSpan(*span) for span in spans]) == expected
