@@ -145,7 +145,9 @@ def _number(node: Tree[Token]) -> tuple[Fraction, Fraction, bool]:
     (digits,) = _tokens(_trees(node)[0])  # scientific: the mantissa, then "10^" and its exponent
     value, place = _magnitude(digits)
     times = next(i for i, t in enumerate(tokens) if t.type == "TIMES")
-    exponent = int("".join(str(t) for t in tokens[times + 1 :] if t.type != "SIGN" or t == "-"))
+    exponent = int(
+        "".join(str(t).replace(",", "") for t in tokens[times + 1 :] if t.type != "SIGN" or t == "-")
+    )
     if abs(exponent) > MAX_BITS:
         raise NotExact("exponent out of bounds")
     scale = Fraction(10) ** exponent
