@@ -20,8 +20,8 @@ from hypothesis.extra.lark import from_lark
 
 from adapter.rules import RuleSettings
 from adapter.rules.answer_types import GRAMMARS, CanonicalAnswer, Question
-from adapter.rules.proof import prove
 from adapter.rules.answer_types.text import fold
+from adapter.rules.proof import prove
 from adapter.rules.statement import MAX_READINGS, STATEMENT_GRAMMAR, Reading, readings
 
 SETTINGS = RuleSettings()
