@@ -21,7 +21,7 @@ from adapter.config import RewardConfig
 from adapter.pipeline.prechecks import PrecheckVerdict, trace_precheck
 from adapter.rules import extract_final_answer
 from judge_vllm.profiles import JudgeProfile
-from judge_vllm.reasoning import UnclosedReasoning, final_part
+from judge_vllm.reasoning import UnclosedReasoning, answer_part
 from judge_vllm.schemas import JudgeRequest
 from judge_vllm.trajectory import fit_trajectory
 
@@ -42,7 +42,7 @@ def graded_request(
     completion = request.completion
     if config.strip_reasoning:
         try:
-            completion = final_part(completion, config.reasoning_delimiters)
+            completion = answer_part(completion, config.reasoning_delimiters)
         except UnclosedReasoning as err:
             return PrecheckVerdict(0.0, "unclosed_reasoning", f"no final answer: {err}")
     final_answer = None

@@ -1,9 +1,9 @@
 """Where a completion's final statement is, by construction: its blocks, the last one, and what
 stands right above it (docs/canonical-answers.md, "Where the final statement is").
 
-- One reasoning block is set aside: a ``<think>`` block that opens the completion, or, where the
-  prompt opened it (the chat template ends the prompt with ``<think>``), everything up to the
-  first ``</think>``. Any other ``</think>`` is text.
+- One reasoning block is set aside (``judge_vllm.reasoning.reasoning_end``): a ``<think>`` block
+  that opens the completion, or the one the chat template opened, up to the first ``</think>``
+  outside a code block. Any other ``</think>`` is text.
 - A block is one line, or one element over several lines: a display block (``\\[`` ... ``\\]``,
   ``$$`` ... ``$$``), an ``<answer>`` ... ``</answer>`` element, a fenced code block.
 - The final statement is the last block that is not blank. The block right above it must be blank,
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Block", "blocks", "reasoning_end", "sentence_starts"]
+from judge_vllm.reasoning import UnclosedReasoning, reasoning_end
 
-_THINK_OPEN = "<think>"
-_THINK_CLOSE = "</think>"
+__all__ = ["Block", "answer_start", "blocks", "sentence_starts"]
+
 _SENTENCE_ENDS = (".", "!", "?")
 # How a line may end for the next one to start afresh: a sentence, an introduction, a formula.
 _LINE_ENDS = (*_SENTENCE_ENDS, ":", "$", "\\)", "\\]")
@@ -66,34 +66,13 @@ class Block:
         return self.element == "<answer>" or self.text.lstrip().startswith("#")
 
 
-def _fenced(text: str) -> list[tuple[int, int]]:
-    """Where the fenced code blocks of ``text`` are (start, end)."""
-    spans, at, opened = [], 0, -1
-    for line in text.split("\n"):
-        if line.strip().startswith("```"):
-            if opened < 0:
-                opened = at
-            else:
-                spans.append((opened, at + len(line)))
-                opened = -1
-        at += len(line) + 1
-    return spans
-
-
-def reasoning_end(completion: str, prompt: str) -> int:
-    """Where the text after the policy's reasoning starts: after the first ``</think>`` outside a
-    code block, where the completion or the prompt opened the block (0 when none did, and
-    ``len(completion)`` when it never closes)."""
-    opened_here = completion.lstrip().startswith(_THINK_OPEN)
-    if not opened_here and not prompt.rstrip().endswith(_THINK_OPEN):
-        return 0
-    fenced = _fenced(completion)
-    close = completion.find(_THINK_CLOSE)
-    while close >= 0 and any(start <= close < end for start, end in fenced):
-        close = completion.find(_THINK_CLOSE, close + 1)
-    if close < 0:
-        return len(completion) if opened_here else 0
-    return close + len(_THINK_CLOSE)
+def answer_start(completion: str) -> int:
+    """Where the text after the policy's reasoning block starts (``judge_vllm.reasoning``); the
+    end of the completion when its reasoning never closes (there is then no final statement)."""
+    try:
+        return reasoning_end(completion)
+    except UnclosedReasoning:
+        return len(completion)
 
 
 def _opens(line: str) -> tuple[str, str] | None:

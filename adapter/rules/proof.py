@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from adapter.rules.answer_types import GRAMMARS, AnswerTypeGrammar, CanonicalAnswer, Equality, Question
-from adapter.rules.layout import Block, blocks, reasoning_end, sentence_starts
+from adapter.rules.layout import Block, answer_start, blocks, sentence_starts
 from adapter.rules.settings import RuleSettings
 from adapter.rules.statement import MAX_READINGS, MAX_STATEMENT_CHARS, Reading, is_header, readings
 from adapter.rules.symbolic import SymbolicTimeout, TooCostly
@@ -244,7 +244,7 @@ def _prove(completion: str, grammar: AnswerTypeGrammar, question: Question) -> P
         return _unsure(f"longer than the {settings.max_completion_chars:,} characters the rule reads")
     if _invisible(completion):
         return _unsure("holds invisible characters (zero-width or bidirectional controls)")
-    body_start = reasoning_end(completion, question.prompt)
+    body_start = answer_start(completion)
     stated = _final_statement(completion, body_start, grammar, question)
     if isinstance(stated, str):
         return _unsure(stated)

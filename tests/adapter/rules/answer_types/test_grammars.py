@@ -268,17 +268,24 @@ QUESTION = "How many apples are left?"
         ("Work.\n\n    The answer is 42.", "unsure"),  # an indented code block
         ("```\nThe answer is 42.\n```", "unsure"),
         ("<think>\n```\n</think>\n```\nnot done\n\n\\boxed{42}", "unsure"),  # a </think> in code is text
-        ("The answer is 42.\n</think>\n\nThe answer is 41.", "unsure"),  # a </think> nobody opened is text
     ],
 )
 def test_the_final_statement_is_read_by_construction(completion, outcome):
     assert prove(QUESTION, completion, "42", "NUMBER", SETTINGS).outcome == outcome
 
 
-def test_a_think_block_the_prompt_opened_ends_at_its_first_close():
-    completion = "The answer is 41, no.\n</think>\n\nThe answer is 42."
-    assert prove(QUESTION + "<think>\n", completion, "42", "NUMBER", SETTINGS).outcome == "match"
-    assert prove(QUESTION, completion, "42", "NUMBER", SETTINGS).outcome == "unsure"  # 41 stated too
+@pytest.mark.parametrize(
+    ("completion", "outcome"),
+    [
+        ("<think>The answer is 41, no.</think>\n\nThe answer is 42.", "match"),
+        ("The answer is 41, no.\n</think>\n\nThe answer is 42.", "match"),  # the template opened it
+        ("<think>a</think>\nThe answer is 41.\n</think>\n\nThe answer is 42.", "unsure"),  # the first close ends it
+        ("I think <think>41</think>\n\nThe answer is 42.", "match"),  # mid-text: text, "41" no statement
+        ("<think>\n```\n</think>\n```\nThe answer is 42.", "unsure"),  # never closed outside code
+    ],
+)
+def test_one_reasoning_block_is_set_aside(completion, outcome):
+    assert prove(QUESTION, completion, "42", "NUMBER", SETTINGS).outcome == outcome
 
 
 @pytest.mark.parametrize(
