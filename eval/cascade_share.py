@@ -40,7 +40,9 @@ def _decided(row: EvalRow, shown_chars: int) -> tuple[Decision, bool]:
         steps is not None and trace_precheck(fit_trajectory(steps, shown_chars)) is not None
     ):
         return "pre-checks", False
-    request = JudgeRequest(prompt=row.prompt, completion=row.completion, answer=row.answer, answer_type=row.answer_type)
+    request = JudgeRequest(
+        prompt=row.prompt, completion=row.completion, answer=row.answer, answer_type=row.answer_type
+    )
     decision = rule_first(request, RuleSettings())
     if not decision.decided:
         return "judge", False

@@ -6,10 +6,13 @@ stands right above it (docs/canonical-answers.md, "Where the final statement is"
   outside a code block. Any other ``</think>`` is text.
 - A block is one line, or one element over several lines: a display block (``\\[`` ... ``\\]``,
   ``$$`` ... ``$$``), an ``<answer>`` ... ``</answer>`` element, a fenced code block.
-- The final statement is the last block that is not blank. The block right above it must be blank,
-  end a sentence (``.``, ``!``, ``?``), be a display or code block, or be an answer header;
-  otherwise Markdown joins the two lines and a qualifier there ("It is not" / "42") would be cut
-  off. A line that starts with an answer header ends one too ("**Final Answer:** ...").
+- The final statement is the last block that is not blank, never a code block or a list item.
+  The block that is not blank above it must end a sentence or a formula (``.``, a digit, ``$``,
+  ``\\)``, ``\\]``), be an element, or be an answer header; otherwise it leads into the final
+  block and a qualifier there ("It is not" / "42", "A common wrong answer is:" / "\\boxed{42}")
+  would be cut off. One that ends with ":" may start the final statement itself: the two are
+  read as one ("So, the area is:" / "\\[\\boxed{9\\pi}\\]"). A Markdown heading ("#### 42") and an
+  ``<answer>`` element start afresh.
 - Within one line, a final sentence after other sentences is a statement only when it carries a
   marker, a box or a tag (``adapter.rules.proof`` asks the grammar).
 
@@ -26,8 +29,9 @@ from judge_vllm.reasoning import UnclosedReasoning, reasoning_end
 __all__ = ["Block", "answer_start", "blocks", "sentence_starts"]
 
 _SENTENCE_ENDS = (".", "!", "?")
-# How a line may end for the next one to start afresh: a sentence, an introduction, a formula.
-_LINE_ENDS = (*_SENTENCE_ENDS, ":", "$", "\\)", "\\]")
+# How a block may end for the next one to start afresh: a sentence or a formula ("?", "!" and ":"
+# lead into what follows).
+_LINE_ENDS = (".", "$", "\\)", "\\]")
 # Where a display or element opens, and what closes it.
 _ELEMENTS = (("\\[", "\\]"), ("$$", "$$"), ("<answer>", "</answer>"), ("```", "```"))
 # A line indented this much after a blank line is a Markdown code block.
@@ -54,11 +58,22 @@ class Block:
         return self.element in ("```", _INDENT)
 
     def ends_a_paragraph(self) -> bool:
-        """A sentence, a formula or an introduction ends here (".", "!", "?", ":", a digit, "$",
-        "\\)", "\\]"), or an element does: the next line does not continue a phrase of this one
-        ("It is not" / "42")."""
+        """A sentence or a formula ends here ("." , a digit, "$", "\\)", "\\]"), or an element
+        does: what follows does not continue a phrase of this block ("It is not" / "42", "Is it
+        this?" / "\\boxed{42}"), blank lines between or not."""
         stripped = self.text.rstrip()
         return bool(self.element) or stripped.endswith(_LINE_ENDS) or stripped[-1:].isdigit()
+
+    def introduces(self) -> bool:
+        """It ends with a colon: what follows completes its sentence ("So, the area is:")."""
+        return self.text.rstrip().endswith(":")
+
+    @property
+    def list_item(self) -> bool:
+        """A Markdown list item ("- 12" is a bullet, not minus twelve)."""
+        text = self.text.lstrip()
+        number, dot, rest = text.partition(". ")
+        return text.startswith(("- ", "* ", "+ ")) or bool(dot and number.isdigit() and rest)
 
     def starts_afresh(self) -> bool:
         """An ``<answer>`` element or a Markdown heading ("#### 42"): a block no line above runs

@@ -91,8 +91,20 @@ def _answers(
     """The answers the allowed readings state (None: more readings than can be told apart)."""
     if len(found) > MAX_READINGS:
         return None
-    allowed = [r for r in found if (marked_ok if r.marked else bare_ok)]
+    asked = _words(question.prompt)
+    allowed = [
+        r for r in found if (marked_ok if r.marked else bare_ok) and all(_asked(w, asked) for w in r.subject)
+    ]
     return [answer for r in allowed if (answer := grammar.read(r, question)) is not None]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset("".join(c.lower() if c.isascii() and c.isalpha() else " " for c in text).split())
+
+
+def _asked(word: str, asked: frozenset[str]) -> bool:
+    """A word of the question, in the singular or the plural."""
+    return word in asked or f"{word}s" in asked or (word.endswith("s") and word[:-1] in asked)
 
 
 def _one(answers: list[CanonicalAnswer]) -> CanonicalAnswer | None:
@@ -108,27 +120,25 @@ def _final_statement(
     if not filled:
         return "no final statement after the reasoning"
     final = found[filled[-1]]
-    if final.code:
-        return "the completion ends in a code block"
-    above = found[filled[-1] - 1] if filled[-1] > 0 else None
-    header_above = len(filled) > 1 and is_header(grammar.value_grammar, found[filled[-2]].text)
-    starts_afresh = (
-        above is None or above.blank or above.ends_a_paragraph() or header_above or final.starts_afresh()
-    )
+    if final.code or final.list_item:
+        return "the completion ends in a code block or a list item"
+    previous = found[filled[-2]] if len(filled) > 1 else None
+    header_above = previous is not None and is_header(grammar.value_grammar, previous.text)
+    starts_afresh = previous is None or previous.ends_a_paragraph() or header_above or final.starts_afresh()
     answers = _answers(
         readings(grammar.value_grammar, final.text), grammar, question,
-        marked_ok=starts_afresh, bare_ok=len(filled) == 1 or header_above,
+        marked_ok=starts_afresh, bare_ok=previous is None or header_above,
     )  # fmt: skip
     if answers is None or len({a.key for a in answers}) > 1:
         return f"the final statement {_shown(final.text.strip())} reads more than one way"
     if answers:
         return _Stated(answers[0], final.start)
-    if final.element in ("\\[", "$$") and above is not None and not starts_afresh:
-        # A display block ends the sentence the line above starts ("So, the area is:" then \[...\]).
-        joined = f"{above.text} {final.text}"
+    if previous is not None and previous.introduces():
+        # The line above starts the statement the final block ends ("So, the area is:" then \[...\]).
+        joined = f"{previous.text.strip()} {final.text.strip()}"
         answer = _one(_answers(readings(grammar.value_grammar, joined), grammar, question, True, False) or [])
         if answer is not None:
-            return _Stated(answer, above.start)
+            return _Stated(answer, previous.start)
     if not final.element:
         for start, sentence in sentence_starts(final.text):
             tail = [

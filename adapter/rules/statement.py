@@ -46,8 +46,9 @@ class Reading:
     """One way a statement parses: its form ("bare": no marker, box or tag), whether a box holds
     the value, the value's tree (the type's ``value`` rule, under its alias), its text, the text
     parsed (``span`` reads a node's text from it), whether its only marker is "It is" (weak:
-    "It is in the south." above a final answer is prose, not another answer), and whether a lead
-    word ("So", "Thus") opens it."""
+    "It is in the south." above a final answer is prose, not another answer), whether a lead
+    word ("So", "Thus") opens it, and the words of its subject that must be the question's ("the
+    area of the garden is \\boxed{12}": area, garden)."""
 
     form: Form
     boxed: bool
@@ -56,6 +57,7 @@ class Reading:
     source: str
     weak: bool = False
     led: bool = False
+    subject: tuple[str, ...] = ()
 
     @property
     def marked(self) -> bool:
@@ -127,8 +129,15 @@ def _reading(statement: Tree[Token], text: str) -> Reading:
         t.type == "IT_IS" for t in markers.scan_values(lambda v: isinstance(v, Token))
     )
     led = any(isinstance(c, Tree) and c.data == "lead" for c in statement.children)
+    subject = tuple(
+        str(t).lower()
+        for part in statement.children
+        if isinstance(part, Tree) and part.data == "subject"
+        for t in part.children
+        if isinstance(t, Token) and t.type in ("MEASURE", "SUBJECT_WORD")
+    )
     return Reading(form=form, boxed=boxed or form == "sentence", value=value, text=span(value, text),
-                   source=text, weak=weak and not boxed, led=led)  # fmt: skip
+                   source=text, weak=weak and not boxed, led=led, subject=subject)  # fmt: skip
 
 
 def readings(value_grammar: str, text: str, start: str = "start") -> list[Reading]:

@@ -38,7 +38,10 @@ def aliases(reference: str) -> list[str]:
 
 
 def same_text(written: str, reference: str) -> bool:
-    """``written`` is ``reference``, folded."""
+    """``written`` is ``reference``, folded. A mark that combines with no letter into one
+    ("P\u0336a\u0336r\u0336i\u0336s\u0336", struck through) is no accent: such a text is not the reference."""
+    if any(unicodedata.combining(char) for char in unicodedata.normalize("NFC", written)):
+        return False
     folded = fold(written)
     return bool(folded) and folded == fold(reference)
 

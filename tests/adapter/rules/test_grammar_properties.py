@@ -27,9 +27,10 @@ from adapter.rules.statement import MAX_READINGS, STATEMENT_GRAMMAR, Reading, re
 SETTINGS = RuleSettings()
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 # The question allows every slot the grammar has: a unit it asks for, "$" and "%".
-NUMBER_QUESTION = "How many apples, in $ or as a percent, did Bob's 3 friends pick?"
-CHOICE_QUESTION = "Which is red? (A) blood (B) sky (C) grass (D) sea"
-TEXT_QUESTION = "Which city is the capital of France?"
+# The words a "the cost of apples is \\boxed{...}" subject uses are the questions' own.
+NUMBER_QUESTION = "How many apples, in $ or as a percent, did Bob's 3 friends pick? (the cost of apples)"
+CHOICE_QUESTION = "Which is red (the cost of apples)? (A) blood (B) sky (C) grass (D) sea"
+TEXT_QUESTION = "Which city is the capital of France (the cost of apples)?"
 # What a policy might put before a value to hedge it, or after it.
 QUALIFIERS = ["about ", "not ", "approx. ", "roughly ", "at least ", "almost ", "maybe ", "~", "over ", "-"]
 AFTERTHOUGHTS = [" or 43", " (I think)", "?", " or so", ", roughly", " at most", " is wrong"]
@@ -44,7 +45,8 @@ _TERMINALS = {
     "INT": _NUMERALS,
     "DECIMAL": _DECIMALS,
     "UNIT_WORD": st.just("apples"),
-    "SUBJECT_WORD": st.sampled_from(["apples ", "pens "]),
+    "SUBJECT_WORD": st.just("apples "),
+    "MEASURE": st.just("cost "),
     "NAME": st.sampled_from(["x", "n"]),
     "DETERMINER": st.sampled_from(["the ", "The ", "this ", "our ", "Bob's "]),
     "TEXT": st.sampled_from(["Paris", "paris", "PARIS", "Lyon"]),
@@ -108,6 +110,8 @@ def _number_statement() -> st.SearchStrategy[tuple[str, str, Reading]]:
             return None
         chain = found[1].detail
         final = chain.final  # type: ignore[attr-defined]
+        if max(final.written.numerator.bit_length(), final.written.denominator.bit_length()) > 300:
+            return None  # a reference is short
         reference = _exact(final.written, final.percent)
         return (text, reference, found[0]) if len(reference) <= 100 else None  # a reference is short
 

@@ -279,8 +279,14 @@ def test_the_final_statement_is_read_by_construction(completion, outcome):
     [
         ("<think>The answer is 41, no.</think>\n\nThe answer is 42.", "match"),
         ("The answer is 41, no.\n</think>\n\nThe answer is 42.", "match"),  # the template opened it
-        ("<think>a</think>\nThe answer is 41.\n</think>\n\nThe answer is 42.", "unsure"),  # the first close ends it
-        ("I think <think>41</think>\n\nThe answer is 42.", "match"),  # mid-text: text, "41" no statement
+        (
+            "<think>a</think>\nThe answer is 41.\n</think>\n\nThe answer is 42.",
+            "unsure",
+        ),  # the first close ends it
+        (
+            "I think <think>41</think>\n\nThe answer is 42.",
+            "unsure",
+        ),  # mid-text: text, leading into the answer
         ("<think>\n```\n</think>\n```\nThe answer is 42.", "unsure"),  # never closed outside code
     ],
 )
