@@ -18,6 +18,7 @@ extends it with the adapter's own.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -26,7 +27,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from adapter.rules import RuleSettings
 from adapter.settings import ConfidenceCalibration, GroupSettings, ProcessSettings, parse_rubric
@@ -193,10 +202,12 @@ class RewardConfig(JudgeClientConfig):
     @model_validator(mode="before")
     @classmethod
     def _renamed_keys(cls, data: Any) -> Any:
-        """The old key names, renamed; ``judge_timeout`` defaults to ``reward_timeout``."""
+        """The old key names, renamed; ``judge_timeout`` defaults to ``reward_timeout`` (a valid
+        one: an invalid ``reward_timeout`` is reported once, as itself, not for a key not given)."""
         data = rename_deprecated_keys(data, cls.RENAMED_KEYS, cls.__name__)
-        if isinstance(data, dict) and "judge_timeout" not in data and "reward_timeout" in data:
-            data = {**data, "judge_timeout": data["reward_timeout"]}
+        given = data.get("reward_timeout") if isinstance(data, dict) and "judge_timeout" not in data else None
+        if given is not None and _is_valid(cls, "reward_timeout", given):
+            data = {**data, "judge_timeout": given}
         return data
 
     @model_validator(mode="after")
@@ -303,6 +314,23 @@ class RewardConfig(JudgeClientConfig):
 
 
 ConfigLike = RewardConfig | Mapping[str, object] | str | Path | None
+
+
+@functools.cache
+def _one_field(model: type[BaseModel], name: str) -> type[BaseModel]:
+    """A model of ``model``'s field ``name`` alone: its type, bounds and validators' checks."""
+    info = model.model_fields[name]
+    fields: dict[str, Any] = {name: (info.annotation, info)}
+    return create_model(f"{model.__name__}_{name}", **fields)
+
+
+def _is_valid(model: type[BaseModel], name: str, value: Any) -> bool:
+    """Whether ``value`` passes the field ``name``'s type and bounds."""
+    try:
+        _one_field(model, name).model_validate({name: value})
+    except ValidationError:
+        return False
+    return True
 
 
 def interpolate_env(value: Any, env: Mapping[str, str] | None = None, key: str = "config") -> Any:
