@@ -146,6 +146,26 @@ def test_validation_errors_are_422_naming_the_field(secured, api_key, path, payl
 
 
 @pytest.mark.parametrize(
+    ("path", "payload", "field", "hint"),
+    [
+        ("/judge", _item("p", "c", "4", anwser_type="NUMBER"), "anwser_type", "did you mean 'answer_type'?"),
+        ("/batch_judge", {"requests": [{"prompt": "p", "completion": "c", "anwser": "4"}]}, "requests[0].anwser",
+         "did you mean 'answer'?"),
+        ("/batch_judge", {"reqeusts": []}, "reqeusts", "did you mean 'requests'?"),
+        ("/judge", _item("p", "c", "4", rubric=[{"criterion": "rest", "wieght": 2}]), "rubric[0].wieght",
+         "did you mean 'weight'?"),
+    ],
+)  # fmt: skip
+def test_an_unknown_field_is_422_naming_the_closest_field_as_the_python_api_does(
+    api, path, payload, field, hint
+):
+    reply = httpx.post(f"{api.url}{path}", json=payload)
+    assert reply.status_code == 422
+    (error,) = [e for e in reply.json()["errors"] if e["field"] == field]
+    assert error["message"].startswith("Extra inputs are not permitted") and hint in error["message"]
+
+
+@pytest.mark.parametrize(
     ("path", "body", "field"),
     [
         ("/judge", rb'{"prompt":"q","completion":"The answer is 4 \ud800","answer":"4"}', "completion"),
