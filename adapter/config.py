@@ -129,6 +129,12 @@ class RewardConfig(JudgeClientConfig):
     prechecks: bool = Field(
         default=True, description="decide empty, master-key, spoofed and sprayed completions by rule"
     )
+    invalid_rows: Literal["error", "zero"] = Field(
+        default="error",
+        description="a row that cannot be judged (an unknown answer_type, a malformed completion or rubric): "
+        "error raises JudgeInputError naming it and the fix; zero gives it reward 0 (reason invalid_input), "
+        "counted in get_metrics()['invalid_rows']",
+    )
     canary_interval: float | None = Field(
         default=None, gt=0.0, description="seconds between canary probe rounds; None = off"
     )

@@ -4,7 +4,8 @@ The facade owns a reward system's state (its loop thread, dispatcher, cache, bre
 and its public calls; each call starts one ``Budget`` (``judge_vllm/budget.py``) that every
 step below reads. The path of one reward, each step in a module of its own:
 
-    inputs.build_request        bad input -> reward 0, source "rule", reason invalid_input
+    inputs.build_request        bad input -> JudgeInputError (invalid_rows: error), or reward 0,
+                                source "rule", reason invalid_input (invalid_rows: zero)
     steps.RewardSteps           the rules (``adapter/pipeline/steps.py``), in the caller's thread:
       graded_text                 the completion after its reasoning (and its final answer)
       prechecks.precheck          decided by rule -> source "rule"
@@ -185,7 +186,9 @@ class BaseJudgeReward:
         """Score one completion; always returns a dict with ``reward`` and ``source``. With
         ``rubric=[criteria]`` the reward is the rubric's (``answer`` optional). Any other
         keyword than ``request_id``, ``rubric`` and ``responses`` is a ``JudgeInputError`` (a typo
-        such as ``anwser``); an unknown ``answer_type`` is reward 0, reason ``invalid_input``."""
+        such as ``anwser``); so is a row that cannot be judged, such as an unknown ``answer_type``
+        (the message names the closest one), unless ``invalid_rows: zero`` gives it reward 0
+        (reason ``invalid_input``)."""
         return self.compute_reward(prompt, completion, answer, answer_type, **metadata).to_dict()
 
     def compute_reward(
@@ -200,6 +203,7 @@ class BaseJudgeReward:
         budget = self._budget()
         check_keys(metadata, "reward")
         built = build_request(prompt, completion, answer, answer_type, metadata)
+        self._steps.refuse_invalid([built], "reward")
         if self._steps.has_rubric(built):
             return self._answered_in_time([built], self._score_all([built], budget), budget)[0]
         step = self._before_judge(built, budget)  # in the caller's thread: trainer threads in parallel
@@ -216,9 +220,11 @@ class BaseJudgeReward:
     def reward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score many completions at once (batched to the judge); results in input order.
         ``JudgeInputError``, before anything is judged, for a dict item with a key no reward reads
-        (``ITEM_KEYS``: a typo such as ``anwser``)."""
+        (``ITEM_KEYS``: a typo such as ``anwser``), or an item that cannot be judged (with
+        ``invalid_rows: error``, the default)."""
         budget = self._budget()
         built = [request_from_item(i) for i in batch_items(items)]
+        self._steps.refuse_invalid(built, "reward_batch")
         return [r.to_dict() for r in self._answered_in_time(built, self._score_all(built, budget), budget)]
 
     def reward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
@@ -290,12 +296,14 @@ class BaseJudgeReward:
         """Async ``reward``, callable from any event loop."""
         check_keys(metadata, "areward")
         request = build_request(prompt, completion, answer, answer_type, metadata)
+        self._steps.refuse_invalid([request], "areward")
         result: RewardResult = await self._on_loop(self._score(request, self._budget()))
         return result.to_dict()
 
     async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_batch``, callable from any event loop."""
         built = [request_from_item(i) for i in batch_items(items)]
+        self._steps.refuse_invalid(built, "areward_batch")
         results = await self._on_loop(self._score_all(built, self._budget()))
         return [r.to_dict() for r in results]
 

@@ -61,8 +61,10 @@ class GroupScoring:
         self._in_flight = asyncio.Semaphore(max(1, slots))
 
     def members(self, items: Iterable[RewardItem]) -> list[Member]:
-        """The members of one group, or ``JudgeInputError``: several prompts, or too many to compare."""
+        """The members of one group, or ``JudgeInputError``: several prompts, too many to compare,
+        or (``invalid_rows: error``) a member that cannot be judged."""
         members = group_requests(items)
+        self._steps.refuse_invalid(members, "reward_group")
         refused = self._config.group.too_large(len(members)) if self._config.group else None
         if refused:
             raise JudgeInputError(refused)

@@ -23,7 +23,7 @@ from typing_extensions import TypedDict, Unpack
 
 from adapter.config import RewardConfig
 from adapter.observability.judgment_log import JudgmentLog
-from adapter.observability.metrics import RewardMetrics
+from adapter.observability.metrics import INVALID_INPUT, RewardMetrics
 from adapter.pipeline.calibration import JudgeCalibration
 from adapter.pipeline.inputs import InvalidInput
 from adapter.result import GroupComparison, ProcessMix, RewardResult, Source
@@ -76,12 +76,12 @@ class RewardFinisher:
 
     def invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
-        self.metrics.record("rule", 0.0, "invalid_input", 0.0, None)
+        self.metrics.record("rule", 0.0, INVALID_INPUT, 0.0, None)
         result = RewardResult(
             reward=0.0,
             source="rule",
             request_id=invalid.request_id,
-            reason="invalid_input",
+            reason=INVALID_INPUT,
             explanation=f"invalid input, reward 0: {invalid.problem}",
         )
         self.judgment_log.record(result, None)

@@ -220,16 +220,18 @@ async def test_areward_from_a_foreign_event_loop(fake_judge, tmp_path):
 )
 def test_bad_input_gets_a_defined_reward(fake_judge, tmp_path, kwargs, source):
     call = {"prompt": "What is 2+2?", "completion": "4", "answer": "4", "answer_type": "NUMBER", **kwargs}
-    with _system(fake_judge.url, tmp_path) as rs:
+    with _system(fake_judge.url, tmp_path, invalid_rows="zero") as rs:
         result = rs.reward(**call)
     assert result["source"] == source and 0.0 <= result["reward"] <= 1.0
 
 
-def test_invalid_batch_items_get_a_defined_reward(fake_judge, tmp_path):
-    with _system(fake_judge.url, tmp_path) as rs:
+def test_invalid_batch_items_get_a_defined_reward_and_are_counted(fake_judge, tmp_path):
+    with _system(fake_judge.url, tmp_path, invalid_rows="zero") as rs:
         results = rs.reward_batch([("q", "The answer is 1", "1"), 42, {"prompt": "q", "completion": [1]}])
+        counted = rs.get_metrics()["invalid_rows"]
     assert results[0]["source"] == "judge"
     assert results[1]["reason"] == results[2]["reason"] == "invalid_input"
+    assert counted == 2
 
 
 def test_closed_system_refuses_clearly_and_leaks_no_thread(fake_judge, tmp_path):
@@ -387,12 +389,41 @@ def test_an_unknown_key_is_one_line_naming_the_key_and_the_closest_known_one(fak
     assert sum(fake_judge.counts.values()) == 0  # refused before anything was judged
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda rs, t: rs.reward("What is 2+2?", "The answer is 4", "4", t),
+        lambda rs, t: rs.reward_batch(
+            [("What is 2+2?", "The answer is 4", "4"), ("What is 2+2?", "4", "4", t)]
+        ),
+        lambda rs, t: asyncio.run(rs.areward("What is 2+2?", "The answer is 4", "4", answer_type=t)),
+        lambda rs, t: rs.reward_group(
+            [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": t} for c in ("4", "5")]
+        ),
+    ],
+)
+def test_an_unknown_answer_type_is_an_error_naming_the_closest_type_before_anything_is_judged(
+    fake_judge, tmp_path, call
+):
+    with _system(fake_judge.url, tmp_path) as rs:
+        before = dict(fake_judge.counts)
+        with pytest.raises(JudgeInputError) as raised:
+            call(rs, "NUMBERS")
+        assert dict(fake_judge.counts) == before and rs.get_metrics()["total_requests"] == 0
+    message = str(raised.value)
+    assert "unknown answer_type 'NUMBERS' (did you mean 'NUMBER'?)" in message
+    assert "invalid_rows: zero" in message and "\n" not in message
+
+
 def test_an_unknown_answer_type_is_a_defined_reward_that_says_the_closest_name(fake_judge, tmp_path, caplog):
     items = [
         {"prompt": "What is 2+2?", "completion": "The answer is 4", "answer": "4", "answer_type": t}
         for t in ("NUMBERS", " number ", None, "free text")
     ]
-    with caplog.at_level(logging.WARNING, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
+    with (
+        caplog.at_level(logging.WARNING, logger="JudgeReward"),
+        _system(fake_judge.url, tmp_path, invalid_rows="zero") as rs,
+    ):
         results = rs.reward_batch(items)
     assert [r["reason"] for r in results] == ["invalid_input", None, None, "invalid_input"]
     assert [r["reward"] for r in results] == [0.0, 1.0, 1.0, 0.0]

@@ -35,7 +35,8 @@ def test_lone_surrogates_get_a_defined_reward_everywhere(fake_judge, tmp_path, u
 
 
 def test_bad_input_never_opens_the_breaker(fake_judge, tmp_path):
-    with _system(fake_judge.url, tmp_path, use_cache=False, circuit_breaker_threshold=2) as rs:
+    config = {"use_cache": False, "circuit_breaker_threshold": 2, "invalid_rows": "zero"}
+    with _system(fake_judge.url, tmp_path, **config) as rs:
         for _ in range(5):
             rs.reward("q", SURROGATE, "4")
             rs.reward("q", ["not", "text"], "4")

@@ -192,7 +192,7 @@ def test_verl_0_9_ignores_the_old_top_level_keys(tokenizer_dir):
     ],
 )
 def test_ground_truth_shapes(fake_judge, monkeypatch, tmp_path, ground_truth, score, reason):
-    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url, invalid_rows="zero"))
     result = judge_verl.compute_score(
         "gsm8k", "The answer is 4.", ground_truth, {"question": "2+2?"}, config=config
     )

@@ -42,7 +42,7 @@ def test_each_criterion_is_its_own_request_with_the_shared_prefix_first(tmp_path
 
 
 def test_rubric_and_plain_items_mix_in_one_batch_in_order(tmp_path):
-    with _system(tmp_path) as rs:
+    with _system(tmp_path, invalid_rows="zero") as rs:
         results = rs.reward_batch(
             [
                 {"prompt": "2+2?", "completion": "It is 4", "answer": "4"},

@@ -183,7 +183,7 @@ def test_ordinary_tool_data_with_verdict_like_words_is_judged(fake_judge, tmp_pa
     ],
 )  # fmt: skip
 def test_a_bad_trajectory_gets_a_defined_reward_that_says_why(fake_judge, tmp_path, completion, problem):
-    with system(fake_judge.url, tmp_path) as rs:
+    with system(fake_judge.url, tmp_path, invalid_rows="zero") as rs:
         alone = rs.reward(QUESTION, completion, REFERENCE)
         batched = rs.reward_batch([{"prompt": QUESTION, "completion": completion, "answer": REFERENCE}])[0]
     for result in (alone, batched):
