@@ -117,6 +117,12 @@ class RewardConfig(JudgeClientConfig):
         default=10_000, ge=1, le=10_000_000, description="requests waiting; past it: Request queue full"
     )
     # Reliability.
+    startup_check: Literal["fail", "warn", "off"] = Field(
+        default="fail",
+        description="when the reward system starts: ask the judge for its model and one tiny judgment; "
+        "fail raises a one-line error naming the URL, the model and the next step, warn logs it and "
+        "starts anyway (rewards from the rule while the judge cannot answer), off does not ask",
+    )
     fallback_to_rule: bool = Field(
         default=True, description="the rule reward when the judge fails; false: reward None, source error"
     )

@@ -46,13 +46,14 @@ from adapter.dispatch.judgments import Judged
 from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.members import server_backend
 from adapter.dispatch.replicas import ReplicaPool
+from adapter.dispatch.startup_check import JudgeAddress, check_judge, server_urls
 from adapter.fork_safety import reset_after_fork
 from adapter.groups.scoring import GroupScoring
 from adapter.metrics_dict import MetricsDict
 from adapter.observability.canary import CanaryStats
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
-from adapter.observability.metrics_endpoint import serve_metrics
+from adapter.observability.metrics_endpoint import MetricsEndpoint, serve_metrics
 from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.finish import RewardFinisher
 from adapter.pipeline.inputs import (
@@ -72,6 +73,7 @@ from judge_vllm.budget import Budget
 from judge_vllm.errors import (
     JudgeConfigError,
     JudgeError,
+    JudgeStartupError,
     JudgeTimeoutError,
     JudgeUnavailableError,
 )
@@ -163,6 +165,8 @@ class BaseJudgeReward:
             ProcessJudge(self._judge_parts, self.config.process) if self.config.process else None
         )
         reset_after_fork(self)
+        self.metrics_endpoint: MetricsEndpoint | None = None
+        self._check_at_start()  # before the endpoint: a system that fails it never opens a port
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 
     def _after_fork_in_child(self) -> None:
@@ -449,6 +453,45 @@ class BaseJudgeReward:
             # Out of time while the server does not answer at all: it is down, not slow.
             outcome = JudgeUnavailableError(f"the judge server does not answer: {self._undiscovered}")
         return Judged(outcome, "judge")
+
+    # -- the start-up check (adapter/dispatch/startup_check.py) ---------------------------
+
+    def _check_at_start(self) -> None:
+        """``startup_check``: ask the judge for its model and one tiny judgment now, not at the
+        first reward; a failure raises (``fail``, this system closed) or is logged (``warn``)."""
+        if self.config.startup_check == "off":
+            return
+        wait_s = self.config.reward_timeout + FACADE_GRACE_S
+        try:
+            try:
+                model = self._loop.run(self._startup_check(), wait_s)
+            except concurrent.futures.TimeoutError:  # the loop itself did not get to it
+                raise JudgeStartupError(
+                    f"{self._judge_address()} failed the start-up check: no answer within {wait_s:g} s"
+                ) from None
+        except JudgeStartupError as err:
+            if self.config.startup_check == "fail":
+                self.close()
+                raise
+            logger.warning("%s", err)
+            return
+        except BaseException:
+            self.close()
+            raise
+        logger.debug("start-up check passed: %s, model %s", self._judge_address(), model)
+
+    async def _startup_check(self) -> str | None:
+        dispatcher = await self._ensure_started()
+        profile = self._client_config.judge_profile()
+        where, mode = self._judge_address(), self.config.mode
+        return await check_judge(dispatcher.client, where, profile, mode, self._budget())
+
+    def _judge_address(self) -> JudgeAddress:
+        """Where this system's judge is, for the start-up check: the config's servers, or the
+        backend given. Systems whose backend asks several servers say which."""
+        if self._backend is not None:
+            return JudgeAddress([], type(self._backend).__name__)
+        return JudgeAddress(server_urls(self.config, self.config.judge_replicas))
 
     # -- the loop thread's state ---------------------------------------------------------
 

@@ -154,7 +154,8 @@ def test_the_seeds_multi_critique_example_reaches_each_url(monkeypatch, tmp_path
 
     with FakeJudgeServer() as one, FakeJudgeServer() as two:
         monkeypatch.setenv("JUDGE_MODEL_URL", "http://127.0.0.1:9")
-        judges = [create_judge_reward({"judge_url": url, "cache_dir": str(tmp_path / str(i))})
+        # No start-up check: each server counts the reward's call alone.
+        judges = [create_judge_reward({"judge_url": url, "cache_dir": str(tmp_path / str(i)), "startup_check": "off"})
                   for i, url in enumerate((one.url, two.url))]  # fmt: skip
         try:
             results = [judge.compute_reward("q", "The answer is 4", "4", "NUMBER") for judge in judges]
