@@ -126,6 +126,19 @@ class RewardConfig(JudgeClientConfig):
     fallback_to_rule: bool = Field(
         default=True, description="the rule reward when the judge fails; false: reward None, source error"
     )
+    fallback_alert_share: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="a warning (at most once a minute) naming the reason and the setting to change while "
+        "more than this share of the last fallback_alert_window judge rewards fell back",
+    )
+    fallback_alert_window: int = Field(
+        default=200,
+        ge=1,
+        le=1_000_000,
+        description="rewards that asked the judge, over which that share is taken",
+    )
     circuit_breaker_threshold: int = Field(
         default=5, ge=1, le=10_000, description="failing judge calls in a row before the breaker opens"
     )

@@ -51,6 +51,7 @@ from adapter.fork_safety import reset_after_fork
 from adapter.groups.scoring import GroupScoring
 from adapter.metrics_dict import MetricsDict
 from adapter.observability.canary import CanaryStats
+from adapter.observability.fallback_watch import FallbackWatch
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.metrics_endpoint import MetricsEndpoint, serve_metrics
@@ -132,6 +133,7 @@ class BaseJudgeReward:
         self._backend = backend
         self.config = RewardConfig.from_any(config)
         self.metrics = RewardMetrics()
+        self.fallback_watch = FallbackWatch(self.config)
         self.canary = CanaryStats(self.config.canary_alert_rate)
         self._loop = LoopThread()
         self._breaker = CircuitBreaker(
@@ -153,7 +155,9 @@ class BaseJudgeReward:
             self.config,
             self._client_config.judge_profile(),
             self._judge_budget_s,
-            RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model),
+            RewardFinisher(
+                self.config, self.metrics, self.judgment_log, self._known_model, self.fallback_watch
+            ),
             self.metrics,
             self._repeats,
             self._cache,
@@ -264,6 +268,7 @@ class BaseJudgeReward:
             "mode": self.config.mode,
             "profile": self.config.profile,
             "judgment_log": self.judgment_log.snapshot(),
+            "fallback_window": self.fallback_watch.snapshot(),
         }
         if isinstance(client, ReplicaPool):
             pool = client.snapshot()

@@ -1,4 +1,5 @@
-"""The last step of every reward: the result, counted in the metrics and offered to the judgment log.
+"""The last step of every reward: the result, counted in the metrics (and the fallback share's
+window) and offered to the judgment log.
 
 Every ``RewardResult`` the reward system returns is made here: bad input (``invalid``), a
 verdict from the judge or the cache (``from_verdict``: the ``calibration_file`` curve, then the
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from typing_extensions import TypedDict, Unpack
 
 from adapter.config import RewardConfig
+from adapter.observability.fallback_watch import FallbackWatch
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import INVALID_INPUT, RewardMetrics
 from adapter.pipeline.calibration import JudgeCalibration
@@ -67,10 +69,12 @@ class RewardFinisher:
         metrics: RewardMetrics,
         judgment_log: JudgmentLog,
         model: Callable[[], str | None],
+        fallback_watch: FallbackWatch | None = None,
     ) -> None:
         self.config = config
         self.metrics = metrics
         self.judgment_log = judgment_log
+        self.fallback_watch = fallback_watch
         self._invalid_rewards = itertools.count(1)
         self.calibration = JudgeCalibration(config, model)
 
@@ -128,6 +132,8 @@ class RewardFinisher:
             reward, source, explanation, extra = self._refused(problem, source, explanation, extra)
         latency_ms = (time.monotonic() - started) * 1000
         self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
+        if self.fallback_watch is not None:
+            self.fallback_watch.record(source, extra.get("reason"))
         result = RewardResult(
             reward=reward,
             source=source,
