@@ -18,6 +18,7 @@ extends it with the adapter's own.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -26,7 +27,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from adapter.rules import RuleSettings
 from adapter.settings import ConfidenceCalibration, GroupSettings, ProcessSettings, parse_rubric
@@ -108,8 +117,27 @@ class RewardConfig(JudgeClientConfig):
         default=10_000, ge=1, le=10_000_000, description="requests waiting; past it: Request queue full"
     )
     # Reliability.
+    startup_check: Literal["fail", "warn", "off"] = Field(
+        default="fail",
+        description="when the reward system starts: ask the judge for its model and one tiny judgment; "
+        "fail raises a one-line error naming the URL, the model and the next step, warn logs it and "
+        "starts anyway (rewards from the rule while the judge cannot answer), off does not ask",
+    )
     fallback_to_rule: bool = Field(
         default=True, description="the rule reward when the judge fails; false: reward None, source error"
+    )
+    fallback_alert_share: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="a warning (at most once a minute) naming the reason and the setting to change while "
+        "more than this share of the last fallback_alert_window judge rewards fell back",
+    )
+    fallback_alert_window: int = Field(
+        default=200,
+        ge=1,
+        le=1_000_000,
+        description="rewards that asked the judge, over which that share is taken",
     )
     circuit_breaker_threshold: int = Field(
         default=5, ge=1, le=10_000, description="failing judge calls in a row before the breaker opens"
@@ -119,6 +147,12 @@ class RewardConfig(JudgeClientConfig):
     )
     prechecks: bool = Field(
         default=True, description="decide empty, master-key, spoofed and sprayed completions by rule"
+    )
+    invalid_rows: Literal["error", "zero"] = Field(
+        default="error",
+        description="a row that cannot be judged (an unknown answer_type, a malformed completion or rubric): "
+        "error raises JudgeInputError naming it and the fix; zero gives it reward 0 (reason invalid_input), "
+        "counted in get_metrics()['invalid_rows']",
     )
     canary_interval: float | None = Field(
         default=None, gt=0.0, description="seconds between canary probe rounds; None = off"
@@ -193,10 +227,12 @@ class RewardConfig(JudgeClientConfig):
     @model_validator(mode="before")
     @classmethod
     def _renamed_keys(cls, data: Any) -> Any:
-        """The old key names, renamed; ``judge_timeout`` defaults to ``reward_timeout``."""
+        """The old key names, renamed; ``judge_timeout`` defaults to ``reward_timeout`` (a valid
+        one: an invalid ``reward_timeout`` is reported once, as itself, not for a key not given)."""
         data = rename_deprecated_keys(data, cls.RENAMED_KEYS, cls.__name__)
-        if isinstance(data, dict) and "judge_timeout" not in data and "reward_timeout" in data:
-            data = {**data, "judge_timeout": data["reward_timeout"]}
+        given = data.get("reward_timeout") if isinstance(data, dict) and "judge_timeout" not in data else None
+        if given is not None and _is_valid(cls, "reward_timeout", given):
+            data = {**data, "judge_timeout": given}
         return data
 
     @model_validator(mode="after")
@@ -303,6 +339,23 @@ class RewardConfig(JudgeClientConfig):
 
 
 ConfigLike = RewardConfig | Mapping[str, object] | str | Path | None
+
+
+@functools.cache
+def _one_field(model: type[BaseModel], name: str) -> type[BaseModel]:
+    """A model of ``model``'s field ``name`` alone: its type, bounds and validators' checks."""
+    info = model.model_fields[name]
+    fields: dict[str, Any] = {name: (info.annotation, info)}
+    return create_model(f"{model.__name__}_{name}", **fields)
+
+
+def _is_valid(model: type[BaseModel], name: str, value: Any) -> bool:
+    """Whether ``value`` passes the field ``name``'s type and bounds."""
+    try:
+        _one_field(model, name).model_validate({name: value})
+    except ValidationError:
+        return False
+    return True
 
 
 def interpolate_env(value: Any, env: Mapping[str, str] | None = None, key: str = "config") -> Any:

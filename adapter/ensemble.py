@@ -23,6 +23,7 @@ import statistics
 
 from adapter.config import ConfigLike, RewardConfig
 from adapter.dispatch.members import JudgeMember, MemberSnapshot
+from adapter.dispatch.startup_check import JudgeAddress
 from adapter.metrics_dict import MetricsDict
 from adapter.reward import BaseJudgeReward, judge_budget_s, judge_client_config
 from judge_vllm.backend import JudgeBackend, Outcome
@@ -189,6 +190,10 @@ class MultiJudge(BaseJudgeReward):
         shared = RewardConfig.from_any(config)
         self.ensemble = EnsembleBackend(shared, judge_client_config(shared, judge_budget_s(shared)))
         super().__init__(shared, backend=self.ensemble)
+
+    def _judge_address(self) -> JudgeAddress:
+        """Every judge of the ensemble."""
+        return JudgeAddress([member.name for member in self.ensemble.members.values()])
 
     @property
     def judges(self) -> dict[str, JudgeMember]:

@@ -27,6 +27,7 @@ import time
 
 from adapter.config import ConfigLike, RewardConfig
 from adapter.dispatch.members import JudgeMember, MemberSnapshot
+from adapter.dispatch.startup_check import JudgeAddress, server_urls
 from adapter.metrics_dict import MetricsDict
 from adapter.pipeline.calibration import JudgeCalibration
 from adapter.reward import BaseJudgeReward, judge_budget_s, judge_client_config
@@ -181,7 +182,14 @@ class EscalatingJudge(BaseJudgeReward):
         budget_s = judge_budget_s(outer)
         second = RewardConfig.from_any(shared.escalate_to)
         self.escalation = EscalationBackend(shared, second, budget_s, outer.batch_wait)
+        self._address = JudgeAddress(
+            server_urls(shared, shared.judge_replicas) + server_urls(second, second.judge_replicas)
+        )
         super().__init__(outer, backend=self.escalation)
+
+    def _judge_address(self) -> JudgeAddress:
+        """Both judges: the first's servers, then the second's."""
+        return self._address
 
     @property
     def band(self) -> tuple[float, float]:

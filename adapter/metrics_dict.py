@@ -16,6 +16,7 @@ from adapter.dispatch.breaker import BreakerSnapshot
 from adapter.dispatch.members import MemberSnapshot
 from adapter.dispatch.replicas import ReplicaSnapshot
 from adapter.observability.canary import CanaryCounts
+from adapter.observability.fallback_watch import FallbackWindow
 from adapter.observability.judgment_log import JudgmentLogCounts
 from adapter.observability.metrics import RewardCounters
 
@@ -24,7 +25,8 @@ __all__ = ["MetricsDict"]
 
 class MetricsDict(RewardCounters):
     """``get_metrics()``: the counters and rates of every reward (``RewardCounters``), the canary
-    probes, the queue, breaker, cache and judgment log, and the judge's model, mode and profile.
+    probes, the queue, breaker, cache and judgment log, the share of recent rewards the judge did not
+    give (``fallback_window``), and the judge's model, mode and profile.
     ``failovers`` and ``replicas`` are there with ``judge_replicas``; ``judges`` with several
     judges, each member's own calls, model and breaker (``MultiJudge``: by URL; ``escalate_to``:
     ``first`` and ``second``, with ``escalations``)."""
@@ -41,6 +43,7 @@ class MetricsDict(RewardCounters):
     mode: str
     profile: str
     judgment_log: JudgmentLogCounts | None
+    fallback_window: FallbackWindow
     failovers: NotRequired[int]
     replicas: NotRequired[dict[str, ReplicaSnapshot]]
     escalations: NotRequired[int]

@@ -4,7 +4,8 @@ The facade owns a reward system's state (its loop thread, dispatcher, cache, bre
 and its public calls; each call starts one ``Budget`` (``judge_vllm/budget.py``) that every
 step below reads. The path of one reward, each step in a module of its own:
 
-    inputs.build_request        bad input -> reward 0, source "rule", reason invalid_input
+    inputs.build_request        bad input -> JudgeInputError (invalid_rows: error), or reward 0,
+                                source "rule", reason invalid_input (invalid_rows: zero)
     steps.RewardSteps           the rules (``adapter/pipeline/steps.py``), in the caller's thread:
       graded_text                 the completion after its reasoning (and its final answer)
       prechecks.precheck          decided by rule -> source "rule"
@@ -45,13 +46,15 @@ from adapter.dispatch.judgments import Judged
 from adapter.dispatch.loop_thread import LoopThread
 from adapter.dispatch.members import server_backend
 from adapter.dispatch.replicas import ReplicaPool
+from adapter.dispatch.startup_check import JudgeAddress, check_judge, server_urls
 from adapter.fork_safety import reset_after_fork
 from adapter.groups.scoring import GroupScoring
 from adapter.metrics_dict import MetricsDict
 from adapter.observability.canary import CanaryStats
+from adapter.observability.fallback_watch import FallbackWatch
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
-from adapter.observability.metrics_endpoint import serve_metrics
+from adapter.observability.metrics_endpoint import MetricsEndpoint, serve_metrics
 from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.pipeline.finish import RewardFinisher
 from adapter.pipeline.inputs import (
@@ -71,6 +74,7 @@ from judge_vllm.budget import Budget
 from judge_vllm.errors import (
     JudgeConfigError,
     JudgeError,
+    JudgeStartupError,
     JudgeTimeoutError,
     JudgeUnavailableError,
 )
@@ -129,6 +133,7 @@ class BaseJudgeReward:
         self._backend = backend
         self.config = RewardConfig.from_any(config)
         self.metrics = RewardMetrics()
+        self.fallback_watch = FallbackWatch(self.config)
         self.canary = CanaryStats(self.config.canary_alert_rate)
         self._loop = LoopThread()
         self._breaker = CircuitBreaker(
@@ -150,7 +155,9 @@ class BaseJudgeReward:
             self.config,
             self._client_config.judge_profile(),
             self._judge_budget_s,
-            RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model),
+            RewardFinisher(
+                self.config, self.metrics, self.judgment_log, self._known_model, self.fallback_watch
+            ),
             self.metrics,
             self._repeats,
             self._cache,
@@ -162,6 +169,8 @@ class BaseJudgeReward:
             ProcessJudge(self._judge_parts, self.config.process) if self.config.process else None
         )
         reset_after_fork(self)
+        self.metrics_endpoint: MetricsEndpoint | None = None
+        self._check_at_start()  # before the endpoint: a system that fails it never opens a port
         self.metrics_endpoint = serve_metrics(self.config, self.get_metrics)  # None unless metrics_port
 
     def _after_fork_in_child(self) -> None:
@@ -185,7 +194,9 @@ class BaseJudgeReward:
         """Score one completion; always returns a dict with ``reward`` and ``source``. With
         ``rubric=[criteria]`` the reward is the rubric's (``answer`` optional). Any other
         keyword than ``request_id``, ``rubric`` and ``responses`` is a ``JudgeInputError`` (a typo
-        such as ``anwser``); an unknown ``answer_type`` is reward 0, reason ``invalid_input``."""
+        such as ``anwser``); so is a row that cannot be judged, such as an unknown ``answer_type``
+        (the message names the closest one), unless ``invalid_rows: zero`` gives it reward 0
+        (reason ``invalid_input``)."""
         return self.compute_reward(prompt, completion, answer, answer_type, **metadata).to_dict()
 
     def compute_reward(
@@ -200,6 +211,7 @@ class BaseJudgeReward:
         budget = self._budget()
         check_keys(metadata, "reward")
         built = build_request(prompt, completion, answer, answer_type, metadata)
+        self._steps.refuse_invalid([built], "reward")
         if self._steps.has_rubric(built):
             return self._answered_in_time([built], self._score_all([built], budget), budget)[0]
         step = self._before_judge(built, budget)  # in the caller's thread: trainer threads in parallel
@@ -216,9 +228,11 @@ class BaseJudgeReward:
     def reward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score many completions at once (batched to the judge); results in input order.
         ``JudgeInputError``, before anything is judged, for a dict item with a key no reward reads
-        (``ITEM_KEYS``: a typo such as ``anwser``)."""
+        (``ITEM_KEYS``: a typo such as ``anwser``), or an item that cannot be judged (with
+        ``invalid_rows: error``, the default)."""
         budget = self._budget()
         built = [request_from_item(i) for i in batch_items(items)]
+        self._steps.refuse_invalid(built, "reward_batch")
         return [r.to_dict() for r in self._answered_in_time(built, self._score_all(built, budget), budget)]
 
     def reward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
@@ -255,6 +269,7 @@ class BaseJudgeReward:
             "mode": self.config.mode,
             "profile": self.config.profile,
             "judgment_log": self.judgment_log.snapshot(),
+            "fallback_window": self.fallback_watch.snapshot(),
         }
         if isinstance(client, ReplicaPool):
             pool = client.snapshot()
@@ -291,12 +306,14 @@ class BaseJudgeReward:
         """Async ``reward``, callable from any event loop."""
         check_keys(metadata, "areward")
         request = build_request(prompt, completion, answer, answer_type, metadata)
+        self._steps.refuse_invalid([request], "areward")
         result: RewardResult = await self._on_loop(self._score(request, self._budget()))
         return result.to_dict()
 
     async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_batch``, callable from any event loop."""
         built = [request_from_item(i) for i in batch_items(items)]
+        self._steps.refuse_invalid(built, "areward_batch")
         results = await self._on_loop(self._score_all(built, self._budget()))
         return [r.to_dict() for r in results]
 
@@ -442,6 +459,45 @@ class BaseJudgeReward:
             # Out of time while the server does not answer at all: it is down, not slow.
             outcome = JudgeUnavailableError(f"the judge server does not answer: {self._undiscovered}")
         return Judged(outcome, "judge")
+
+    # -- the start-up check (adapter/dispatch/startup_check.py) ---------------------------
+
+    def _check_at_start(self) -> None:
+        """``startup_check``: ask the judge for its model and one tiny judgment now, not at the
+        first reward; a failure raises (``fail``, this system closed) or is logged (``warn``)."""
+        if self.config.startup_check == "off":
+            return
+        wait_s = self.config.reward_timeout + FACADE_GRACE_S
+        try:
+            try:
+                model = self._loop.run(self._startup_check(), wait_s)
+            except concurrent.futures.TimeoutError:  # the loop itself did not get to it
+                raise JudgeStartupError(
+                    f"{self._judge_address()} failed the start-up check: no answer within {wait_s:g} s"
+                ) from None
+        except JudgeStartupError as err:
+            if self.config.startup_check == "fail":
+                self.close()
+                raise
+            logger.warning("%s", err)
+            return
+        except BaseException:
+            self.close()
+            raise
+        logger.debug("start-up check passed: %s, model %s", self._judge_address(), model)
+
+    async def _startup_check(self) -> str | None:
+        dispatcher = await self._ensure_started()
+        profile = self._client_config.judge_profile()
+        where, mode = self._judge_address(), self.config.mode
+        return await check_judge(dispatcher.client, where, profile, mode, self._budget())
+
+    def _judge_address(self) -> JudgeAddress:
+        """Where this system's judge is, for the start-up check: the config's servers, or the
+        backend given. Systems whose backend asks several servers say which."""
+        if self._backend is not None:
+            return JudgeAddress([], type(self._backend).__name__)
+        return JudgeAddress(server_urls(self.config, self.config.judge_replicas))
 
     # -- the loop thread's state ---------------------------------------------------------
 

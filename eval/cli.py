@@ -59,7 +59,7 @@ from eval.report import RunInfo, build_report, fmt, to_html, to_markdown
 from eval.scoring import DEFAULT_CHUNK_SIZE, JudgeRun, ScoredRow, merge_scores, score_judge, score_rules
 from eval.verdict import Assessment, assess
 from judge_vllm.cli import HelpFormatter, add_judge_url_flag
-from judge_vllm.errors import JudgeError
+from judge_vllm.errors import JudgeError, JudgeStartupError
 
 __all__ = ["build_parser", "main", "write_outputs"]
 
@@ -383,15 +383,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibrate and (args.rule_only or args.profiles or args.strategies):
         err.print("error: --calibrate fits one judge: drop --rule-only, --profiles and --strategies")
         return 2
-    if args.group_modes:
-        return _group_modes(args, config, loaded, out, err)
-    if args.profiles or args.strategies:
-        args.out.mkdir(parents=True, exist_ok=True)
-        return _compare(args, config, loaded, out, err)
+    try:
+        if args.group_modes:
+            return _group_modes(args, config, loaded, out, err)
+        if args.profiles or args.strategies:
+            args.out.mkdir(parents=True, exist_ok=True)
+            return _compare(args, config, loaded, out, err)
+    except JudgeStartupError as error:  # a judge that is down, or does not serve the model: one line
+        err.print(f"error: {error}", markup=False, highlight=False, soft_wrap=True)
+        return 2
     try:
         scored, judge_run = _score(args, config, loaded, err)
-    except JudgeError as error:  # e.g. a calibration_file fitted for another judge
-        err.print(f"error: {error}", markup=False, highlight=False)
+    except JudgeError as error:  # a calibration_file fitted for another judge, a judge down at start
+        err.print(f"error: {error}", markup=False, highlight=False, soft_wrap=True)
         return 2
     summary = summarize(scored, args.top)
     metrics = judge_run.metrics if judge_run else None

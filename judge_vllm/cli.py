@@ -51,6 +51,7 @@ DEFAULT_LOG_FILE = Path(".cache/judge-server.log")
 _EMBEDDED = " or ".join(f"'{name}'" for name in EMBEDDED_MODELS)
 _ANSWER_TYPES = ", ".join(AnswerType.__members__)
 _MODELS_DIR_HELP = "where prepared model folders are kept"
+_DEFAULT_MODE = JudgeClientConfig.model_fields["mode"].default
 _PID_FILE_HELP = "the background server's process id ('serve --wait' writes it, 'stop' reads it)"
 
 
@@ -128,14 +129,13 @@ def add_server_commands(sub: Subcommands) -> None:
     judge.add_argument(
         "--mode",
         choices=["verdict", "fast"],
-        default="verdict",
-        help="verdict: a JSON score with the judge's explanation; fast: one constrained token (default: verdict"
-        " here, to show why; reward configs default to mode: fast)",
+        help=f"fast: one constrained token; verdict: a JSON score with the judge's explanation (default: "
+        f"{_DEFAULT_MODE}, as in a reward config)",
     )
     judge.add_argument(
         "--profile",
-        help=f"a bundled judge profile or a profile folder (default: {VERDICT_PROFILE} with --mode verdict, "
-        f"else {DEFAULT_PROFILE})",
+        help=f"a bundled judge profile or a profile folder (default: {DEFAULT_PROFILE}, as in a reward "
+        f"config; {VERDICT_PROFILE} with --mode verdict)",
     )
     judge.add_argument("--max-tokens", type=int, help="the judge's token budget (default: the profile's)")
     judge.add_argument("--prompt", required=True, help="the question the policy answered")
@@ -242,14 +242,16 @@ def _judge(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 async def _judge_one(args: argparse.Namespace) -> int:
-    config = JudgeClientConfig(
-        judge_url=args.judge_url,
-        model=args.model,
-        api_key=args.api_key,
-        mode=args.mode,
-        judge_timeout=args.judge_timeout,
-        profile=args.profile,
-        max_tokens=args.max_tokens,
+    given = {"mode": args.mode, "profile": args.profile}  # unset: the library's defaults
+    config = JudgeClientConfig.model_validate(
+        {
+            "judge_url": args.judge_url,
+            "model": args.model,
+            "api_key": args.api_key,
+            "judge_timeout": args.judge_timeout,
+            "max_tokens": args.max_tokens,
+            **{name: value for name, value in given.items() if value is not None},
+        }
     )
     request = JudgeRequest(
         prompt=args.prompt, completion=args.completion, answer=args.answer, answer_type=args.answer_type

@@ -9,7 +9,9 @@
     │   └── QueueFullError        the adapter's bounded queue is full
     ├── JudgeRequestError         the server refused the request (4xx): retrying will not help
     │   └── ContextOverflowError  the prompt cannot be cut to fit the judge's context window
-    └── JudgeParseError           the server answered, but not with a valid verdict
+    ├── JudgeParseError           the server answered, but not with a valid verdict
+    └── JudgeStartupError         the judge failed a reward system's start-up check (names where,
+                                  the model and the next step; the error it met is its cause)
 
 Each class says what the fallback needs, so no caller walks an ``isinstance`` chain:
 ``reason`` (the seed's troubleshooting name, reported with a fallback reward),
@@ -35,6 +37,7 @@ __all__ = [
     "JudgeParseError",
     "JudgeReasoningCutError",
     "JudgeRequestError",
+    "JudgeStartupError",
     "JudgeTimeoutError",
     "JudgeUnavailableError",
     "QueueFullError",
@@ -133,6 +136,13 @@ class JudgeReasoningCutError(JudgeParseError):
     """The judge's reply ended inside its reasoning: it never gave a verdict."""
 
     reason = "Judge reply cut inside its reasoning"
+
+
+class JudgeStartupError(JudgeError):
+    """The judge did not pass the start-up check: no answer, a model it does not serve, or a reply
+    that does not fit the profile's output contract (``startup_check``)."""
+
+    reason = "Judge failed the start-up check"
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:

@@ -727,3 +727,15 @@ def test_docs_name_no_machine_path_or_commit(page):
     machine_details = re.compile(r"/work/|/root/|\bcommit [0-9a-f]{7,40}\b|\bbase commit\b")
     found = [m.group(0) for m in machine_details.finditer((REPO / page).read_text())]
     assert found == [], f"{page}: {found}"
+
+
+SHARED_PATH = re.compile(r"[\w./-]*\bshared/[\w./-]*\w")
+
+
+@pytest.mark.parametrize("page", [str(p.relative_to(REPO)) for p in PAGES])
+def test_docs_point_at_no_file_outside_the_repository(page):
+    """A path in a ``shared/`` folder is the prompts' (``judge_prompts/shared/``), never a design
+    folder beside the repository that a reader of the package does not have."""
+    named = SHARED_PATH.findall((REPO / page).read_text())
+    outside = [p for p in named if not any((REPO / root / p).exists() for root in ("", "judge_prompts"))]
+    assert outside == [], f"{page}: {outside}"

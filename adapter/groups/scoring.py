@@ -78,8 +78,11 @@ class GroupScoring:
         self._in_flight = asyncio.Semaphore(max(1, slots))
 
     def members(self, items: Iterable[RewardItem]) -> list[Member]:
-        """The members of one group (of any size), or ``JudgeInputError``: several prompts."""
-        return group_requests(items)
+        """The members of one group (of any size), or ``JudgeInputError``: several prompts, or
+        (``invalid_rows: error``) a member that cannot be judged."""
+        members = group_requests(items)
+        self._steps.refuse_invalid(members, "reward_group")
+        return members
 
     async def score(self, members: list[Member], budget: Budget) -> list[RewardResult]:
         """Each member's reward, in order; comparisons until ``group.deadline`` from the start."""

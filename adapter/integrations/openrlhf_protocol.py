@@ -38,6 +38,7 @@ from judge_vllm.errors import (
     JudgeParseError,
     JudgeReasoningCutError,
     JudgeRequestError,
+    JudgeStartupError,
     JudgeTimeoutError,
     JudgeUnavailableError,
     QueueFullError,
@@ -82,6 +83,7 @@ FALLBACK_REASON_CODES: dict[str, float] = {
     JudgeError.reason: 9.0,
     JudgeConfigError.reason: 10.0,
     JudgeInputError.reason: 11.0,
+    JudgeStartupError.reason: 12.0,
 }
 """``judge_fallback_reason`` per failure reason (the error's ``reason``); 0 = no fallback."""
 OTHER_REASON_CODE = 99.0

@@ -11,6 +11,7 @@ from adapter.fork_safety import reset_after_fork
 from adapter.observability.reward_distribution import RewardDistribution, RewardDistributionSnapshot
 
 __all__ = [
+    "INVALID_INPUT",
     "CascadeCounts",
     "CounterSnapshot",
     "LatencyPercentiles",
@@ -21,6 +22,8 @@ __all__ = [
 ]
 
 LATENCY_WINDOW = 10_000
+INVALID_INPUT = "invalid_input"
+"""The reason of a row that could not be judged (``invalid_rows: zero``): reward 0 by rule."""
 
 
 class LatencyPercentiles(TypedDict):
@@ -57,6 +60,7 @@ class RewardCounters(TypedDict):
     errors: dict[str, int]
     fallback_reasons: dict[str, int]
     precheck_reasons: dict[str, int]
+    invalid_rows: int
     latency_ms: LatencyPercentiles
     judge_calls: int
     judged_items: int
@@ -88,6 +92,7 @@ class RewardMetrics:
         self.errors: Counter[str] = Counter()
         self.fallback_reasons: Counter[str] = Counter()
         self.precheck_reasons: Counter[str] = Counter()
+        self.invalid_rows = 0
         self.judge_calls = 0
         self.judged_items = 0
         self.batched_items = 0
@@ -117,6 +122,8 @@ class RewardMetrics:
                 self.fallback_reasons[reason] += 1
             elif source == "rule" and reason:
                 self.precheck_reasons[reason] += 1
+            if reason == INVALID_INPUT:
+                self.invalid_rows += 1
 
     def record_error(self, kind: str) -> None:
         """A failed judge attempt for one item (before any fallback)."""
@@ -161,6 +168,7 @@ class RewardMetrics:
                 "errors": dict(self.errors),
                 "fallback_reasons": dict(self.fallback_reasons),
                 "precheck_reasons": dict(self.precheck_reasons),
+                "invalid_rows": self.invalid_rows,
                 "latency_ms": {
                     "p50": percentile(latencies, 50),
                     "p95": percentile(latencies, 95),

@@ -107,6 +107,20 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         label="reason",
     ),
     RewardSeries(
+        "judge_fallback_window_share",
+        "gauge",
+        "Share of the last fallback_alert_window rewards that asked the judge and did not get its reward.",
+        "fallback_window",
+        read=lambda window: window["share"],
+    ),
+    RewardSeries(
+        "judge_fallback_alerts",
+        "counter",
+        "Warnings that the fallback share passed fallback_alert_share (at most one a minute).",
+        "fallback_window",
+        read=lambda window: window["alerts"],
+    ),
+    RewardSeries(
         "judge_prechecks",
         "counter",
         "Rewards decided by a pre-check by reason.",

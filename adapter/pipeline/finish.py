@@ -1,4 +1,5 @@
-"""The last step of every reward: the result, counted in the metrics and offered to the judgment log.
+"""The last step of every reward: the result, counted in the metrics (and the fallback share's
+window) and offered to the judgment log.
 
 Every ``RewardResult`` the reward system returns is made here: bad input (``invalid``), a
 verdict from the judge or the cache (``from_verdict``: the ``calibration_file`` curve, then the
@@ -24,8 +25,9 @@ from collections.abc import Callable
 from typing_extensions import TypedDict, Unpack
 
 from adapter.config import RewardConfig
+from adapter.observability.fallback_watch import FallbackWatch
 from adapter.observability.judgment_log import JudgmentLog
-from adapter.observability.metrics import RewardMetrics
+from adapter.observability.metrics import INVALID_INPUT, RewardMetrics
 from adapter.pipeline.calibration import JudgeCalibration
 from adapter.pipeline.inputs import InvalidInput
 from adapter.result import GroupComparison, ProcessMix, RewardResult, Source
@@ -69,22 +71,24 @@ class RewardFinisher:
         metrics: RewardMetrics,
         judgment_log: JudgmentLog,
         model: Callable[[], str | None],
+        fallback_watch: FallbackWatch | None = None,
     ) -> None:
         self.config = config
         self.metrics = metrics
         self.judgment_log = judgment_log
+        self.fallback_watch = fallback_watch
         self._invalid_rewards = itertools.count(1)
         self._invalid_step_scores = itertools.count(1)
         self.calibration = JudgeCalibration(config, model)
 
     def invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
-        self.metrics.record("rule", 0.0, "invalid_input", 0.0, None)
+        self.metrics.record("rule", 0.0, INVALID_INPUT, 0.0, None)
         result = RewardResult(
             reward=0.0,
             source="rule",
             request_id=invalid.request_id,
-            reason="invalid_input",
+            reason=INVALID_INPUT,
             explanation=f"invalid input, reward 0: {invalid.problem}",
         )
         self.judgment_log.record(result, None)
@@ -137,6 +141,8 @@ class RewardFinisher:
             reward, source, explanation, extra = self._refused(problem, source, explanation, extra)
         latency_ms = (time.monotonic() - started) * 1000
         self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
+        if self.fallback_watch is not None:
+            self.fallback_watch.record(source, extra.get("reason"))
         result = RewardResult(
             reward=reward,
             source=source,

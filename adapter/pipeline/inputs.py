@@ -6,12 +6,13 @@ prompt or completion may also be chat messages: a prompt is shown as its transcr
 agent trajectory (``trajectory``), any other as its assistant text.
 Anything that cannot be judged (a list as the completion that is not chat messages, a
 malformed tool call, a batch item that is neither a dict nor a tuple, an answer_type that is
-not in the answer-type registry, ``adapter.rules.answer_types``) is an ``InvalidInput``:
-the facade answers it with a defined reward (0, source ``rule``, reason ``invalid_input``)
-whose explanation says what to fix, never an exception: such mistakes live in the data, row
-by row. A key no reward reads (``anwser``) is a mistake in the caller's code, the same in every
-row: ``JudgeInputError`` at the call, before anything is judged (the integrations never
-build one).
+not in the answer-type registry, ``adapter.rules.answer_types``) is an ``InvalidInput`` that
+says what to fix (an unknown answer_type: the closest known one). The facade refuses it with
+``JudgeInputError`` before anything is judged (``invalid_rows: error``, the default: a typo in
+a dataset stops the run at its first batch), or answers it with a defined reward (0, source
+``rule``, reason ``invalid_input``; ``invalid_rows: zero``, for messy data). A key no reward
+reads (``anwser``) is a mistake in the caller's code, the same in every row: ``JudgeInputError``
+at the call, whatever ``invalid_rows`` says (the integrations never build one).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """``RewardSteps``: every step of one reward but the judge call, in the order a reward takes them.
 
-    invalid         bad input -> reward 0, source "rule", reason invalid_input
+    refuse_invalid  invalid_rows: error -> JudgeInputError for a row that cannot be judged
+    invalid         invalid_rows: zero -> reward 0, source "rule", reason invalid_input
     prechecked      the completion as graded (after its reasoning); the pre-checks' decision
     cascaded        strategy cascade: the rule's reward where it is sure
     cached          the verdict cache, once the judge model is known
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeGuard
 
 from adapter.cache.verdict_cache import VerdictCache
@@ -30,8 +31,9 @@ from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import InvalidInput
 from adapter.pipeline.prechecks import PrecheckVerdict, precheck, verdict_strings
 from adapter.result import RewardResult
+from adapter.settings import parse_rubric
 from judge_vllm.budget import Budget
-from judge_vllm.errors import JudgeError
+from judge_vllm.errors import JudgeError, JudgeInputError
 from judge_vllm.profiles import JudgeProfile
 from judge_vllm.schemas import JudgeRequest
 
@@ -81,6 +83,33 @@ class RewardSteps:
         return isinstance(built, JudgeRequest) and (
             built.metadata.get("rubric") is not None or self.config.rubric is not None
         )
+
+    def refuse_invalid(self, built: Sequence[JudgeRequest | InvalidInput], where: str) -> None:
+        """With ``invalid_rows: error`` (the default), ``JudgeInputError`` for the first row that
+        cannot be judged, before any is: ``where`` names the call, a row of several its index. A
+        mistake in the data (an answer_type typo) then stops a run at its first batch instead of
+        zeroing every reward of that kind; ``invalid_rows: zero`` gives such rows reward 0."""
+        if self.config.invalid_rows != "error":
+            return
+        for k, row in enumerate(built):
+            problem = self.row_problem(row)
+            if problem is not None:
+                at = f"{where} item {k}" if len(built) > 1 else where
+                raise JudgeInputError(
+                    f"{at}: {problem}; fix the data, or set invalid_rows: zero to give such rows reward 0 "
+                    "(counted in get_metrics()['invalid_rows'])"
+                )
+
+    def row_problem(self, built: JudgeRequest | InvalidInput) -> str | None:
+        """What makes a row impossible to judge (bad input, a rubric that does not parse), or None."""
+        if isinstance(built, InvalidInput):
+            return built.problem
+        if self.has_rubric(built):
+            try:
+                parse_rubric(built.metadata.get("rubric", self.config.rubric))
+            except JudgeInputError as err:
+                return f"invalid rubric: {err}"
+        return None
 
     def ruled(self, built: JudgeRequest | InvalidInput, budget: Budget) -> JudgeRequest | RewardResult:
         """Bad input and the pre-checks' decisions as rewards; else the request as graded."""

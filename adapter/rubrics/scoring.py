@@ -8,6 +8,7 @@ could not be judged (no rule can grade a rubric).
 from __future__ import annotations
 
 from adapter.dispatch.judgments import PartJudge
+from adapter.observability.metrics import INVALID_INPUT
 from adapter.pipeline.steps import RewardSteps
 from adapter.result import RewardResult
 from adapter.rubrics import parse_rubric
@@ -34,7 +35,7 @@ class RubricScoring:
             criteria = parse_rubric(request.metadata.get("rubric", self._steps.config.rubric))
         except JudgeInputError as err:
             return finish(
-                request, budget.started, 0.0, "rule", f"invalid rubric: {err}", reason="invalid_input"
+                request, budget.started, 0.0, "rule", f"invalid rubric: {err}", reason=INVALID_INPUT
             )
         checked = self._steps.prechecked(request, budget, item_profile())  # once per item, not per criterion
         if isinstance(checked, RewardResult):

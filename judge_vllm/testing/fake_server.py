@@ -20,7 +20,9 @@ the reference appears in the response, else its second.
 
 With ``api_key`` it answers 401 to a request without ``Authorization: Bearer KEY``; with
 ``basic_auth`` (``"user:password"``) to one without those credentials as HTTP Basic auth, which is
-how a client sends a URL's userinfo (``http://user:password@host``).
+how a client sends a URL's userinfo (``http://user:password@host``). Like vLLM it answers 404
+("The model `x` does not exist. Valid aliases: fake-judge.") to a request for a model it does not
+serve.
 
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
 it answers 400 to a prompt that overflows its ``max_model_len``. ``GET /fake/stats`` gives its
@@ -53,6 +55,13 @@ _STEP_JUDGED = "THE STEP TO JUDGE:"
 _REFERENCE = re.compile(r"REFERENCE ANSWER:\n(.*?)\n\n", re.S)
 _QUESTION = re.compile(r"QUESTION:\n(.*?)\n\nREFERENCE ANSWER:", re.S)
 _RESPONSE = re.compile(r"<response-([0-9a-z]+)>\n(.*)\n</response-\1>", re.S)
+_MODEL_ROUTES = (
+    "/tokenize",
+    "/detokenize",
+    "/v1/chat/completions",
+    "/v1/chat/completions/batch",
+    "/v1/completions",
+)
 _TOOL_RESULT = re.compile(r"<tool-result-([0-9a-z]+)>\n(.*?)\n</tool-result-\1>", re.S)
 
 
@@ -241,6 +250,9 @@ class FakeJudgeServer:
             return 200, {"object": "list", "data": [card]}
         if path in ("/tokenize", "/detokenize") and not self.plan.tokenize:
             return 404, {"error": {"message": "Not Found"}}
+        unserved = self._unserved(path, body)
+        if unserved is not None:
+            return 404, unserved
         if path == "/tokenize":
             tokens = _tokens(body["prompt"]) if "prompt" in body else []
             count = _count_tokens(body["messages"]) if "messages" in body else len(tokens)
@@ -258,6 +270,14 @@ class FakeJudgeServer:
             async with self._slots:
                 return await self._judge(path, body)
         return await self._judge(path, body)
+
+    def _unserved(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """vLLM's 404 body for a request that names a model this server does not serve."""
+        asked = body.get("model")
+        if path not in _MODEL_ROUTES or asked in (None, self.model):
+            return None
+        message = f"The model `{asked}` does not exist. Valid aliases: {self.model}."
+        return {"error": {"message": message, "type": "NotFoundError", "param": "model", "code": 404}}
 
     async def _judge(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         action = self._next_action()

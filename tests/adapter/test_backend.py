@@ -33,7 +33,7 @@ def test_the_built_in_judges_and_the_fake_implement_the_protocol():
 
 def test_a_backend_judges_in_batches_behind_the_whole_pipeline(tmp_path):
     backend = FakeBackend()
-    with _system(backend, tmp_path, max_batch_size=4) as rs:
+    with _system(backend, tmp_path, max_batch_size=4, startup_check="off") as rs:  # counts every call
         results = rs.reward_batch(_items(8))
         empty = rs.reward("q?", "", "1")  # pre-checks still decide before any backend
         metrics = rs.get_metrics()
@@ -45,7 +45,7 @@ def test_a_backend_judges_in_batches_behind_the_whole_pipeline(tmp_path):
 
 def test_a_failing_backend_opens_the_breaker_and_the_rule_answers(tmp_path):
     backend = FakeBackend(fail_with=JudgeUnavailableError("backend down"))
-    with _system(backend, tmp_path, max_batch_size=1) as rs:
+    with _system(backend, tmp_path, max_batch_size=1, startup_check="off") as rs:  # down from the start
         results = [rs.reward(f"q{i}?", "The answer is 3", "3", answer_type="NUMBER") for i in range(5)]
         breaker = rs.get_metrics()["circuit_breaker"]
     assert {r["source"] for r in results} == {"rule_fallback"}
@@ -68,7 +68,7 @@ def test_a_backend_that_miscounts_its_outcomes_fails_its_items_not_the_trainer(t
         async def judge_many(self, requests):
             return (await super().judge_many(requests))[:-1]
 
-    with _system(Miscounting(), tmp_path, max_batch_size=4) as rs:
+    with _system(Miscounting(), tmp_path, max_batch_size=4, startup_check="off") as rs:  # broken from start
         results = rs.reward_batch(_items(4))
     assert {r["source"] for r in results} == {"rule_fallback"}
     assert {r["reason"] for r in results} == {"Invalid judge output"}

@@ -16,7 +16,8 @@ GROUP = ["The answer is 4.", "It is 5.", "I think 3."]
 
 
 def _config(tmp_path, **extra):
-    return {"cache_dir": str(tmp_path / "cache"), "use_cache": False, "batch_wait": 0.0,
+    # No start-up check: the tests read every request the backend gets, each a reward's.
+    return {"cache_dir": str(tmp_path / "cache"), "use_cache": False, "batch_wait": 0.0, "startup_check": "off",
             "reward_timeout": REWARD_TIMEOUT_S, "judge_timeout": 5.0, **extra}  # fmt: skip
 
 

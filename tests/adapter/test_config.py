@@ -70,6 +70,13 @@ def test_bad_values_name_the_key_and_the_allowed_range(data, message):
         RewardConfig.from_any(data)
 
 
+@pytest.mark.parametrize("value", [-1, 0, "soon", 7200])
+def test_a_bad_reward_timeout_is_reported_alone_not_for_the_judge_timeout_it_would_default(value):
+    with pytest.raises(JudgeConfigError) as info:
+        RewardConfig.from_any({"reward_timeout": value})
+    assert "reward_timeout: " in str(info.value) and "judge_timeout" not in str(info.value)
+
+
 @pytest.mark.parametrize("data", [{"group": {"oponents": 3}}, {"judge_ulr": "http://a:1"}, {"rules": {"x": 1}}])
 def test_an_unknown_key_is_a_message_of_at_most_two_lines(data):
     with pytest.raises(JudgeConfigError) as info:
@@ -147,7 +154,8 @@ def test_the_seeds_multi_critique_example_reaches_each_url(monkeypatch, tmp_path
 
     with FakeJudgeServer() as one, FakeJudgeServer() as two:
         monkeypatch.setenv("JUDGE_MODEL_URL", "http://127.0.0.1:9")
-        judges = [create_judge_reward({"judge_url": url, "cache_dir": str(tmp_path / str(i))})
+        # No start-up check: each server counts the reward's call alone.
+        judges = [create_judge_reward({"judge_url": url, "cache_dir": str(tmp_path / str(i)), "startup_check": "off"})
                   for i, url in enumerate((one.url, two.url))]  # fmt: skip
         try:
             results = [judge.compute_reward("q", "The answer is 4", "4", "NUMBER") for judge in judges]

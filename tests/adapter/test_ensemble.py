@@ -37,7 +37,8 @@ def _config(urls, tmp_path, **extra):
 def test_a_member_that_is_down_opens_only_its_own_breaker_and_the_ensemble_answers_from_the_other(
     fake_judge, down, tmp_path
 ):
-    config = _config([down.url, fake_judge.url], tmp_path, circuit_breaker_threshold=2, use_cache=False)
+    config = _config([down.url, fake_judge.url], tmp_path, circuit_breaker_threshold=2, use_cache=False,
+                     startup_check="off")  # counts every call each judge gets  # fmt: skip
     with create_judge_reward(config) as ensemble:
         results = [ensemble.reward(QUESTION, f"It is 4, try {n}.", "4") for n in range(5)]
         metrics = ensemble.get_metrics()
@@ -54,7 +55,7 @@ def test_a_member_that_is_down_opens_only_its_own_breaker_and_the_ensemble_answe
 def test_with_every_member_down_the_reward_falls_back_naming_why(down, tmp_path):
     with (
         FakeJudgeServer(FaultPlan(error_rate=1.0)) as other,
-        create_judge_reward(_config([down.url, other.url], tmp_path)) as ensemble,
+        create_judge_reward(_config([down.url, other.url], tmp_path, startup_check="off")) as ensemble,
     ):
         result = ensemble.reward(QUESTION, "It is 4.", "4")
     assert result["source"] == "rule_fallback" and result["reason"] == "Judge unavailable"

@@ -28,6 +28,7 @@ def _config(tmp_path, first, second, band=(0.5, 1.0), **second_extra):
     return {
         "judge_url": first.url,
         "mode": "fast",
+        "startup_check": "off",  # the tests count what each judge is asked, and some start down
         "cache_dir": str(tmp_path / "first"),
         "escalation_band": list(band),
         "escalate_to": {"judge_url": second.url, "mode": "fast", "cache_dir": str(tmp_path / "second"), **second_extra},

@@ -98,7 +98,9 @@ def test_metrics_of_an_ensemble_and_of_an_escalating_judge(tmp_path):
         ) as ensemble:
             ensemble.reward_batch(ITEMS)
             ensembled = ensemble.get_metrics()
+        # No start-up check: its tiny judgment would be one more escalation than the rewards'.
         config = {"judge_url": one.url, "cache_dir": str(tmp_path / "first"), "escalation_band": [0.0, 1.0],
+                  "startup_check": "off",
                   "escalate_to": {"judge_url": two.url, "cache_dir": str(tmp_path / "second")}}  # fmt: skip
         with create_judge_reward(config) as escalating:
             escalating.reward_batch(ITEMS)

@@ -74,9 +74,9 @@ def test_the_judgments_of_a_group_and_a_rubric_are_cached_like_single_rewards(fa
 
 
 def test_a_judge_outage_seen_by_a_group_opens_the_breaker_that_rubrics_and_items_then_see(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     config = _config(fake_judge.url, tmp_path, max_retries=0, circuit_breaker_threshold=1, use_cache=False)
     with JudgeRewardSystem(config) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))  # the judge goes down after the start
         group = rs.reward_group([{"prompt": QUESTION, "completion": c, "answer": "4"} for c in GROUP])
         assert rs.get_metrics()["circuit_breaker"]["state"] == "open"
         calls = fake_judge.counts["error"]

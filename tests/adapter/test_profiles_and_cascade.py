@@ -24,7 +24,7 @@ def test_the_policys_reasoning_is_stripped_before_judging(fake_judge, tmp_path):
 
 
 def test_reasoning_that_never_closes_has_a_defined_reward_and_reason(fake_judge, tmp_path):
-    with _system(fake_judge.url, tmp_path) as rs:
+    with _system(fake_judge.url, tmp_path, startup_check="off") as rs:  # the judge is never asked
         result = rs.reward("q", "<think>Let me think about 7 and", "7")
         batch = rs.reward_batch([{"prompt": "q", "completion": "<think>still thinking", "answer": "7"}])
     assert (result["reward"], result["source"], result["reason"]) == (0.0, "rule", "unclosed_reasoning")
@@ -93,7 +93,8 @@ def test_compassverifier_invalid_label_is_reported(fake_judge, tmp_path):
 
 
 def test_general_verifier_gets_the_extracted_answer_on_the_completions_endpoint(fake_judge, tmp_path):
-    with _system(fake_judge.url, tmp_path, use_cache=False, profile="general-verifier", max_tokens=64) as rs:
+    config = {"use_cache": False, "profile": "general-verifier", "max_tokens": 64, "startup_check": "off"}
+    with _system(fake_judge.url, tmp_path, **config) as rs:  # one call, the rewards': no start-up check
         results = rs.reward_batch(
             [
                 {

@@ -71,16 +71,16 @@ def test_a_new_instance_on_the_same_cache_dir_hits_the_cache(fake_judge, tmp_pat
 
 
 def test_fallbacks_are_never_cached(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     with _system(fake_judge.url, tmp_path, max_retries=0) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))
         assert rs.reward("q", "The answer is 3", "3")["source"] == "rule_fallback"
         fake_judge.set_plan(FaultPlan())
         assert rs.reward("q", "The answer is 3", "3")["source"] == "judge"
 
 
 def test_500s_are_retried_then_fall_back_to_rules(fake_judge, tmp_path, caplog):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     with caplog.at_level(logging.WARNING, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))
         result = rs.reward("What is 12-5?", "12 - 5 = 7.\nSo the answer is 7.", "7", "NUMBER")
         metrics = rs.get_metrics()
     assert result["source"] == "rule_fallback" and result["reason"] == "Judge unavailable"
@@ -91,15 +91,15 @@ def test_500s_are_retried_then_fall_back_to_rules(fake_judge, tmp_path, caplog):
 
 
 def test_fallback_off_returns_none_and_the_error(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     with _system(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))
         result = rs.reward("q", "The answer is 3", "3")
     assert result["reward"] is None and result["source"] == "error" and "500" in result["error"]
 
 
 def test_hang_returns_within_timeout(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(hang_rate=1.0))
     with _system(fake_judge.url, tmp_path, reward_timeout=1.0, max_retries=0) as rs:
+        fake_judge.set_plan(FaultPlan(hang_rate=1.0))
         started = time.monotonic()
         results = rs.reward_batch(_items(8))
         elapsed = time.monotonic() - started
@@ -109,8 +109,8 @@ def test_hang_returns_within_timeout(fake_judge, tmp_path):
 
 
 def test_garbage_output_falls_back_and_is_counted(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(garbage_rate=1.0))
     with _system(fake_judge.url, tmp_path) as rs:
+        fake_judge.set_plan(FaultPlan(garbage_rate=1.0))
         result = rs.reward("q", "The answer is 3", "3")
         metrics = rs.get_metrics()
     assert result["source"] == "rule_fallback" and result["reason"] == "Invalid judge output"
@@ -125,6 +125,7 @@ def test_breaker_opens_probes_once_and_closes_when_the_server_is_back(fake_judge
         "circuit_breaker_cooldown": 0.5,
         "max_retries": 0,
         "max_batch_size": 1,
+        "startup_check": "off",  # counts every call the judge gets
     }
     with _system(fake_judge.url, tmp_path, **config) as rs:
         for i in range(3):
@@ -220,16 +221,18 @@ async def test_areward_from_a_foreign_event_loop(fake_judge, tmp_path):
 )
 def test_bad_input_gets_a_defined_reward(fake_judge, tmp_path, kwargs, source):
     call = {"prompt": "What is 2+2?", "completion": "4", "answer": "4", "answer_type": "NUMBER", **kwargs}
-    with _system(fake_judge.url, tmp_path) as rs:
+    with _system(fake_judge.url, tmp_path, invalid_rows="zero") as rs:
         result = rs.reward(**call)
     assert result["source"] == source and 0.0 <= result["reward"] <= 1.0
 
 
-def test_invalid_batch_items_get_a_defined_reward(fake_judge, tmp_path):
-    with _system(fake_judge.url, tmp_path) as rs:
+def test_invalid_batch_items_get_a_defined_reward_and_are_counted(fake_judge, tmp_path):
+    with _system(fake_judge.url, tmp_path, invalid_rows="zero") as rs:
         results = rs.reward_batch([("q", "The answer is 1", "1"), 42, {"prompt": "q", "completion": [1]}])
+        counted = rs.get_metrics()["invalid_rows"]
     assert results[0]["source"] == "judge"
     assert results[1]["reason"] == results[2]["reason"] == "invalid_input"
+    assert counted == 2
 
 
 def test_closed_system_refuses_clearly_and_leaks_no_thread(fake_judge, tmp_path):
@@ -292,10 +295,10 @@ def test_aggregate_scores(how, scores, expected):
 
 
 def test_one_failed_batch_is_one_breaker_failure(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(script=["error"]))
     # One batch: the batcher waits up to 2 s for 64 items, far longer than 32 take to arrive.
     config = {"circuit_breaker_threshold": 2, "max_retries": 0, "max_batch_size": 64, "batch_wait": 2.0}
     with _system(fake_judge.url, tmp_path, reward_timeout=60.0, **config) as rs:
+        fake_judge.set_plan(FaultPlan(script=["error"]))
         results = rs.reward_batch(_items(32))
         state = rs.get_metrics()["circuit_breaker"]
     assert {r["reason"] for r in results} == {"Judge unavailable"}
@@ -340,7 +343,13 @@ def test_ensemble_members_never_answer_from_each_others_verdicts(tmp_path):
 
 @pytest.mark.parametrize("answer", ["", "   ", None], ids=["empty", "blank", "none"])
 def test_a_missing_reference_is_a_defined_reward_and_never_reaches_the_judge(fake_judge, tmp_path, answer):
-    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+    # No start-up check: its tiny judgment would be a call to the judge.
+    config = {
+        "judge_url": fake_judge.url,
+        "cache_dir": str(tmp_path / "c"),
+        "max_retries": 0,
+        "startup_check": "off",
+    }
     with JudgeRewardSystem(config) as rs:
         single = rs.reward("What is 2 + 2?", "The answer is 4", answer)
         batch = rs.reward_batch([{"prompt": "What is 2 + 2?", "completion": "4", "answer": answer}] * 3)
@@ -358,7 +367,7 @@ def test_a_missing_reference_is_a_defined_reward_and_never_reaches_the_judge(fak
 def test_reward_batch_of_something_that_is_not_a_list_says_so(tmp_path, items):
     from judge_vllm.errors import JudgeInputError
 
-    with JudgeRewardSystem({"cache_dir": str(tmp_path / "c"), "model": "m"}) as rs:
+    with JudgeRewardSystem({"cache_dir": str(tmp_path / "c"), "model": "m", "startup_check": "off"}) as rs:
         with pytest.raises(JudgeInputError, match="reward_batch takes a list of items"):
             rs.reward_batch(items)
         with pytest.raises(JudgeInputError, match="reward_batch takes a list of items"):
@@ -378,7 +387,10 @@ def test_reward_batch_of_something_that_is_not_a_list_says_so(tmp_path, items):
     ],
 )
 def test_an_unknown_key_is_one_line_naming_the_key_and_the_closest_known_one(fake_judge, tmp_path, call):
-    with _system(fake_judge.url, tmp_path) as rs, pytest.raises(JudgeInputError) as raised:
+    with (
+        _system(fake_judge.url, tmp_path, startup_check="off") as rs,  # nothing judged, not even a check
+        pytest.raises(JudgeInputError) as raised,
+    ):
         call(rs)
     message = str(raised.value)
     assert "unknown key 'anw" in message or "unknown key 'answer_typ'" in message
@@ -387,12 +399,41 @@ def test_an_unknown_key_is_one_line_naming_the_key_and_the_closest_known_one(fak
     assert sum(fake_judge.counts.values()) == 0  # refused before anything was judged
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda rs, t: rs.reward("What is 2+2?", "The answer is 4", "4", t),
+        lambda rs, t: rs.reward_batch(
+            [("What is 2+2?", "The answer is 4", "4"), ("What is 2+2?", "4", "4", t)]
+        ),
+        lambda rs, t: asyncio.run(rs.areward("What is 2+2?", "The answer is 4", "4", answer_type=t)),
+        lambda rs, t: rs.reward_group(
+            [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": t} for c in ("4", "5")]
+        ),
+    ],
+)
+def test_an_unknown_answer_type_is_an_error_naming_the_closest_type_before_anything_is_judged(
+    fake_judge, tmp_path, call
+):
+    with _system(fake_judge.url, tmp_path) as rs:
+        before = dict(fake_judge.counts)
+        with pytest.raises(JudgeInputError) as raised:
+            call(rs, "NUMBERS")
+        assert dict(fake_judge.counts) == before and rs.get_metrics()["total_requests"] == 0
+    message = str(raised.value)
+    assert "unknown answer_type 'NUMBERS' (did you mean 'NUMBER'?)" in message
+    assert "invalid_rows: zero" in message and "\n" not in message
+
+
 def test_an_unknown_answer_type_is_a_defined_reward_that_says_the_closest_name(fake_judge, tmp_path, caplog):
     items = [
         {"prompt": "What is 2+2?", "completion": "The answer is 4", "answer": "4", "answer_type": t}
         for t in ("NUMBERS", " number ", None, "free text")
     ]
-    with caplog.at_level(logging.WARNING, logger="JudgeReward"), _system(fake_judge.url, tmp_path) as rs:
+    with (
+        caplog.at_level(logging.WARNING, logger="JudgeReward"),
+        _system(fake_judge.url, tmp_path, invalid_rows="zero") as rs,
+    ):
         results = rs.reward_batch(items)
     assert [r["reason"] for r in results] == ["invalid_input", None, None, "invalid_input"]
     assert [r["reward"] for r in results] == [0.0, 1.0, 1.0, 0.0]

@@ -35,7 +35,8 @@ def test_lone_surrogates_get_a_defined_reward_everywhere(fake_judge, tmp_path, u
 
 
 def test_bad_input_never_opens_the_breaker(fake_judge, tmp_path):
-    with _system(fake_judge.url, tmp_path, use_cache=False, circuit_breaker_threshold=2) as rs:
+    config = {"use_cache": False, "circuit_breaker_threshold": 2, "invalid_rows": "zero"}
+    with _system(fake_judge.url, tmp_path, **config) as rs:
         for _ in range(5):
             rs.reward("q", SURROGATE, "4")
             rs.reward("q", ["not", "text"], "4")
@@ -146,7 +147,12 @@ class _UnsureJudge(JudgeRewardSystem):
 
 @pytest.mark.parametrize(("calibration", "expected"), [(None, 1.0), ({"threshold": 0.5, "factor": 0.8}, 0.8)])
 def test_confidence_calibration_is_off_by_default(tmp_path, calibration, expected):
-    config = {"cache_dir": str(tmp_path / "cache"), "model": "m", "calibration": calibration}
+    config = {
+        "cache_dir": str(tmp_path / "cache"),
+        "model": "m",
+        "calibration": calibration,
+        "startup_check": "off",  # no judge server: the judgment is _UnsureJudge's
+    }
     with _UnsureJudge(config) as rs:
         result = rs.reward("q", "The answer is 4", "4")
     assert result["reward"] == pytest.approx(expected) and result["confidence"] == 0.3
@@ -156,7 +162,9 @@ def test_confidence_calibration_is_off_by_default(tmp_path, calibration, expecte
 def test_fast_mode_without_label_logprobs_warns_once_and_is_counted(fake_judge, tmp_path, caplog):
     fake_judge.set_plan(FaultPlan(tokenize=False))
     items = [{"prompt": f"q{i}", "completion": f"The answer is {i}", "answer": str(i)} for i in range(6)]
-    with caplog.at_level(logging.WARNING), _system(fake_judge.url, tmp_path, mode="fast") as rs:
+    # No start-up check: its tiny judgment would be a seventh verdict read from the label alone.
+    system = _system(fake_judge.url, tmp_path, mode="fast", startup_check="off")
+    with caplog.at_level(logging.WARNING), system as rs:
         results = rs.reward_batch(items)
         metrics = rs.get_metrics()
     warnings = [r for r in caplog.records if "no label logprobs" in r.getMessage()]

@@ -23,7 +23,9 @@ def _everything_visible(rs, results, caplog, cache_dir) -> str:
 def test_key_is_used_but_never_leaked(tmp_path, caplog):
     cache_dir = tmp_path / "cache"
     with FakeJudgeServer(FaultPlan(script=["error", "garbage"]), api_key=SECRET) as server:
-        config = {"judge_url": server.url, "api_key": SECRET, "cache_dir": str(cache_dir), "max_retries": 0}
+        # No start-up check: the script is for the rewards.
+        config = {"judge_url": server.url, "api_key": SECRET, "cache_dir": str(cache_dir), "max_retries": 0,
+                  "startup_check": "off"}  # fmt: skip
         with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
             results = [rs.reward("q", f"The answer is {i}", str(i)) for i in range(4)]
             text = _everything_visible(rs, results, caplog, cache_dir)
@@ -39,6 +41,7 @@ def test_wrong_key_error_does_not_echo_the_key(tmp_path, caplog):
             "api_key": SECRET,
             "cache_dir": str(cache_dir),
             "model": "fake-judge",
+            "startup_check": "warn",  # its 401 is logged too, and must not hold the key either
         }
         with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
             results = [rs.reward("q", "The answer is 1", "1")]
@@ -65,7 +68,9 @@ def _userinfo_url(server) -> str:
 
 def test_credentials_in_the_judge_url_never_leave(tmp_path, caplog):
     with FakeJudgeServer(FaultPlan(script=["error"])) as server:
-        config = {"judge_url": _userinfo_url(server), "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+        # No start-up check: the script is for the rewards.
+        config = {"judge_url": _userinfo_url(server), "cache_dir": str(tmp_path / "c"), "max_retries": 0,
+                  "startup_check": "off"}  # fmt: skip
         with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
             results = [rs.reward("q", f"The answer is {i}", str(i)) for i in range(3)]
             text = _everything_visible(rs, results, caplog, tmp_path / "c")
@@ -75,7 +80,9 @@ def test_credentials_in_the_judge_url_never_leave(tmp_path, caplog):
 
 
 def test_a_dead_judge_with_credentials_errors_without_them(tmp_path, caplog):
-    config = {"judge_url": f"http://bob:{PASSWORD}@127.0.0.1:9", "cache_dir": str(tmp_path / "c"), "max_retries": 0}
+    # The start-up check's warning is among what is checked.
+    config = {"judge_url": f"http://bob:{PASSWORD}@127.0.0.1:9", "cache_dir": str(tmp_path / "c"), "max_retries": 0,
+              "startup_check": "warn"}  # fmt: skip
     with caplog.at_level(logging.DEBUG), JudgeRewardSystem(config) as rs:
         results = [rs.reward("q", "The answer is 1", "1")]
         text = _everything_visible(rs, results, caplog, tmp_path / "c")
@@ -130,7 +137,7 @@ def test_a_key_split_by_the_judgment_log_cut_is_still_scrubbed(tmp_path):
     import json
 
     log = tmp_path / "judgments.jsonl"
-    config = {"cache_dir": str(tmp_path / "c"), "api_key": SECRET, "model": "m",
+    config = {"cache_dir": str(tmp_path / "c"), "api_key": SECRET, "model": "m", "startup_check": "off",
               "judgment_log_path": str(log), "judgment_log_max_chars": 64}  # fmt: skip
     # The key straddles the cut: its head ends the kept head, its tail starts the kept tail.
     completion = "x" * 22 + SECRET + "y" * 200 + SECRET + "z" * 22
@@ -156,8 +163,9 @@ def test_the_second_judges_key_and_url_credentials_never_leave(tmp_path, caplog)
 
     key, password = "sk-second-judge-7712", "pw-second-8841"
     second = {"judge_url": f"http://bob:{password}@127.0.0.1:9", "api_key": key, "reward_timeout": 2}
+    # The start-up check's warning is among what is seen.
     config = {"judge_url": "http://127.0.0.1:9", "cache_dir": str(tmp_path / "c"), "reward_timeout": 3,
-              "escalate_to": second}  # fmt: skip
+              "escalate_to": second, "startup_check": "warn"}  # fmt: skip
     caplog.set_level(logging.DEBUG)
     loaded = RewardConfig.from_any(config)
     seen = repr(loaded) + str(loaded)

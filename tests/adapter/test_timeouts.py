@@ -1,4 +1,6 @@
-"""``reward_timeout`` bounds the whole reward call; ``request_timeout`` one HTTP attempt."""
+"""``reward_timeout`` bounds the whole reward call; ``request_timeout`` one HTTP attempt.
+
+Faults are planned once a system has started: its start-up check found the judge answering."""
 
 import time
 
@@ -15,8 +17,9 @@ def _system(url, tmp_path, **overrides):
 
 
 def test_a_hung_attempt_is_retried_within_the_reward_timeout(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(script=["hang", "ok"]))
-    with _system(fake_judge.url, tmp_path, reward_timeout=8.0, request_timeout=1.0, max_retries=2) as rs:
+    config = {"reward_timeout": 8.0, "request_timeout": 1.0, "max_retries": 2, "startup_check": "off"}
+    fake_judge.set_plan(FaultPlan(script=["hang", "ok"]))  # every call the judge gets: no start-up check
+    with _system(fake_judge.url, tmp_path, **config) as rs:
         started = time.monotonic()
         result = rs.reward("What is 2+2?", "The answer is 4.", "4", "NUMBER")
         elapsed = time.monotonic() - started
@@ -36,8 +39,8 @@ def test_request_timeout_longer_than_timeout_is_a_config_error():
 
 
 def test_every_reward_returns_within_timeout_when_every_attempt_hangs(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(hang_rate=1.0))
     with _system(fake_judge.url, tmp_path, reward_timeout=2.0, max_retries=3) as rs:
+        fake_judge.set_plan(FaultPlan(hang_rate=1.0))
         started = time.monotonic()
         result = rs.reward("q", "The answer is 3", "3", "NUMBER")
         elapsed = time.monotonic() - started
@@ -46,8 +49,8 @@ def test_every_reward_returns_within_timeout_when_every_attempt_hangs(fake_judge
 
 
 def test_retry_after_is_honoured_within_the_budget(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=1.5))
     with _system(fake_judge.url, tmp_path, reward_timeout=10.0, max_retries=1) as rs:
+        fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=1.5))
         started = time.monotonic()
         result = rs.reward("q", "The answer is 4.", "4", "NUMBER")
         elapsed = time.monotonic() - started
@@ -56,8 +59,8 @@ def test_retry_after_is_honoured_within_the_budget(fake_judge, tmp_path):
 
 
 def test_a_retry_after_past_the_timeout_falls_back_at_once(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=30.0))
     with _system(fake_judge.url, tmp_path, reward_timeout=5.0, max_retries=3) as rs:
+        fake_judge.set_plan(FaultPlan(script=["busy", "ok"], retry_after_s=30.0))
         started = time.monotonic()
         result = rs.reward("q", "The answer is 4.", "4", "NUMBER")
         elapsed = time.monotonic() - started
@@ -76,8 +79,8 @@ def test_a_retry_after_past_the_timeout_falls_back_at_once(fake_judge, tmp_path)
 def test_hostile_text_with_a_failing_judge_still_returns_within_timeout(
     fake_judge, tmp_path, completion, answer
 ):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     with _system(fake_judge.url, tmp_path, reward_timeout=3.0, max_retries=0) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))
         started = time.monotonic()
         result = rs.reward("q", completion, answer, "MATH_EXPRESSIONS")
         elapsed = time.monotonic() - started
@@ -99,8 +102,8 @@ def test_a_timeout_below_the_symbolic_budget_is_honoured(fake_judge, tmp_path, m
     from adapter.rules import sympy_checks
 
     monkeypatch.setattr(sympy_checks, "equal", _a_symbolic_check_that_never_ends)
-    fake_judge.set_plan(FaultPlan(hang_rate=1.0))
     with _system(fake_judge.url, tmp_path, reward_timeout=timeout, strategy=strategy, model="fake-judge") as rs:
+        fake_judge.set_plan(FaultPlan(hang_rate=1.0))
         started = time.monotonic()
         result = rs.reward("Simplify", "The answer is $\\sin(x)\\cos(x)$", "\\sin(x)", "MATH_EXPRESSIONS")
         elapsed = time.monotonic() - started

@@ -145,8 +145,13 @@ def test_judge_failure_falls_back_and_is_reported(
 ):
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
     data = write_jsonl(tmp_path / "d.jsonl", rows)
-    config = write_config(
-        tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", max_retries=0, circuit_breaker_threshold=1
+    config = write_config(  # startup_check warn: the run goes on with its judge down
+        tmp_path / "c.yaml",
+        fake_judge.url,
+        tmp_path / "cache",
+        max_retries=0,
+        circuit_breaker_threshold=1,
+        startup_check="warn",
     )
     assert _run(data, tmp_path / "out", "--config", str(config), "--allow-fallback") == 0
     scores = read_scores(tmp_path / "out")
@@ -158,9 +163,12 @@ def test_judge_failure_falls_back_and_is_reported(
 
 
 def test_dead_judge_fails_the_run_and_says_so_first(tmp_path, rows, write_jsonl, write_config, capsys):
-    """A judge that never answered is not reported as a judge: exit 3, one line why, report opens with it."""
+    """A judge that never answered is not reported as a judge: exit 3, one line why, report opens with it.
+    (startup_check warn: the run goes on with its judge down; the start-up check would stop it first.)"""
     data = write_jsonl(tmp_path / "d.jsonl", rows)
-    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0)
+    config = write_config(
+        tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0, startup_check="warn"
+    )
     assert _run(data, tmp_path / "out", "--config", str(config)) == 3
     error_lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert len(error_lines) == 1
@@ -173,24 +181,26 @@ def test_dead_judge_fails_the_run_and_says_so_first(tmp_path, rows, write_jsonl,
     assert "warning: judge: the judge decided 0 of the 7" in capsys.readouterr().err
 
 
-def test_a_dead_judge_is_named_with_the_command_that_checks_it(
-    tmp_path, rows, write_jsonl, write_config, capsys
+@pytest.mark.parametrize("compared", [(), ("--strategies", "judge,cascade")])
+def test_a_judge_down_at_start_stops_the_run_in_one_line_before_any_row(
+    tmp_path, rows, write_jsonl, write_config, capsys, compared
 ):
-    from judge_vllm.testing.ports import free_port
-
-    port = free_port()  # nobody listens there
-    url = f"http://alice:pw-eval-dead-2290@127.0.0.1:{port}"
-    config = write_config(tmp_path / "c.yaml", url, tmp_path / "cache", max_retries=0)
-    assert _run(write_jsonl(tmp_path / "d.jsonl", rows), tmp_path / "out", "--config", str(config)) == 3
-    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
-    shown = f"http://***@127.0.0.1:{port}"
-    assert f"cannot connect to the judge server at {shown}: " in line
-    assert f"check: judge-vllm health --url {shown}" in line and "pw-eval-dead-2290" not in line
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0)
+    assert _run(data, tmp_path / "out", "--config", str(config), *compared) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert (
+        line.startswith("error: the judge at http://127.0.0.1:9/v1 ") and "failed the start-up check" in line
+    )
+    assert "judge-vllm health --url http://127.0.0.1:9/v1" in line
+    assert not (tmp_path / "out" / "scores.jsonl").exists()
 
 
 def test_dead_judge_fails_every_compared_variant(tmp_path, rows, write_jsonl, write_config, capsys):
     data = write_jsonl(tmp_path / "d.jsonl", rows)
-    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0)
+    config = write_config(  # startup_check warn: the run goes on with its judge down
+        tmp_path / "c.yaml", "http://127.0.0.1:9/v1", tmp_path / "cache", max_retries=0, startup_check="warn"
+    )
     code = _run(data, tmp_path / "out", "--config", str(config), "--strategies", "judge,cascade")
     assert code == 3
     err = capsys.readouterr().err
@@ -203,9 +213,11 @@ def test_partly_failing_judge_passes_above_min_judged_with_the_fact_on_top(
     tmp_path, rows, write_jsonl, write_config, read_scores, fake_judge, capsys
 ):
     """The first judge call fails (no retries): its rows fall back; the rest are judged."""
-    fake_judge.set_plan(FaultPlan(script=["error"]))
+    fake_judge.set_plan(FaultPlan(script=["error"]))  # the run's first call: no start-up check
     data = write_jsonl(tmp_path / "d.jsonl", rows)
-    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", max_retries=0)
+    config = write_config(
+        tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache", max_retries=0, startup_check="off"
+    )
     args = ("--config", str(config), "--chunk-size", "2", "--min-judged", "0.5")
     assert _run(data, tmp_path / "out", *args) == 0
     scores = read_scores(tmp_path / "out")

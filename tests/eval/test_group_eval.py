@@ -69,7 +69,8 @@ def test_a_mode_the_judge_did_not_decide_is_reported_and_compared_with_nothing()
 
 
 def test_a_mode_whose_judge_failed_shows_no_figure_in_the_table_and_says_why():
-    config = RewardConfig(reward_timeout=5, batch_wait=0.01)
+    # No start-up check: the listwise judge fails from the start.
+    config = RewardConfig(reward_timeout=5, batch_wait=0.01, startup_check="off")
 
     def judge(config):
         backend = ComparingBackend(lambda text: text.count("+"), ranks=config.group.mode == "listwise")
@@ -113,7 +114,10 @@ def test_the_cli_exits_3_when_the_judge_did_not_judge(tmp_path, write_jsonl, cap
     ]
     data = write_jsonl(tmp_path / "d.jsonl", rows)
     config = tmp_path / "c.yaml"
-    config.write_text("judge_url: http://127.0.0.1:9\nreward_timeout: 1\nmax_retries: 0\n")
+    # startup_check warn: the run goes on with its judge down, for the coverage check to catch.
+    config.write_text(
+        "judge_url: http://127.0.0.1:9\nreward_timeout: 1\nmax_retries: 0\nstartup_check: warn\n"
+    )
     code = main(["--data", str(data), "--config", str(config), "--out", str(tmp_path / "o"),
                  "--group-modes", "pairwise", "--no-progress"])  # fmt: skip
     assert code == 3

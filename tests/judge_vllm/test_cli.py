@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import importlib.metadata
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from judge_vllm.cli import build_parser, main
+from judge_vllm.client import JudgeClient
+from judge_vllm.schemas import JudgeRequest
+from judge_vllm.settings import JudgeClientConfig
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_COMMANDS = ["model", "serve", "stop", "health", "judge"]
@@ -89,6 +94,32 @@ def test_a_judge_that_cannot_be_reached_is_named_with_the_command_that_checks_it
     assert code == 2
     assert err.startswith(f"error: cannot connect to the judge server at http://***@127.0.0.1:{port}: ")
     assert f"check: judge-vllm health --url http://***@127.0.0.1:{port}" in err and "pw-cli-8812" not in err
+
+
+def _asked_body(fake_judge, argv: list[str]) -> dict[str, object]:
+    """What the judge is asked for (system message, constraint, token budget) by ``argv``."""
+    assert main(["judge", "--url", fake_judge.url, "--prompt", "2+2?", "--completion", "4", *argv]) == 0
+    body = fake_judge.last_body
+    assert body is not None
+    return {"system": body["messages"][0], **{k: body.get(k) for k in ("structured_outputs", "max_tokens")}}
+
+
+def _library_body(fake_judge) -> dict[str, object]:
+    async def judge() -> None:
+        config = JudgeClientConfig(judge_url=fake_judge.url, judge_timeout=60.0)
+        async with JudgeClient(config) as client:
+            await client.judge(JudgeRequest(prompt="2+2?", completion="4", answer="4"))
+
+    asyncio.run(judge())
+    body = fake_judge.last_body
+    assert body is not None
+    return {"system": body["messages"][0], **{k: body.get(k) for k in ("structured_outputs", "max_tokens")}}
+
+
+def test_judge_asks_by_the_library_s_default_mode_and_profile(fake_judge, capsys):
+    from_cli = _asked_body(fake_judge, ["--answer", "4"])
+    assert json.loads(capsys.readouterr().out)["score"] == 1.0
+    assert from_cli == _library_body(fake_judge)
 
 
 @pytest.mark.parametrize("separator", [[], ["--"]])

@@ -31,6 +31,7 @@ def prefers_marked(hang_on: str | None = None) -> ComparingBackend:
 
 def _system(tmp_path, backend, **group):
     config = {
+        "startup_check": "off",  # the tests read every request the backend gets
         "use_cache": False,
         "batch_wait": 0.01,
         "reward_timeout": 5,
@@ -168,7 +169,8 @@ def test_cascade_members_the_rule_proves_are_not_compared_unless_asked(tmp_path)
     items = [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": "NUMBER"} for c in
              ("The answer is 4.", "The answer is 5.", "Four, I think, or maybe five", "I would say four")]  # fmt: skip
     backend = position_biased()
-    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"},
+              "startup_check": "off"}  # fmt: skip
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = rs.reward_group(items)
     assert [r["source"] for r in results[:2]] == ["rule", "rule"] and results[0]["reward"] == 1.0
@@ -300,7 +302,8 @@ def test_a_group_too_large_to_rank_is_judged_pointwise_not_refused(tmp_path, cap
 
 def test_comparisons_are_cached_by_the_order_shown(tmp_path):
     backend = position_biased()
-    config = {"cache_dir": str(tmp_path / "c"), "reward_timeout": 5, "group": {"mode": "pairwise"}}
+    config = {"cache_dir": str(tmp_path / "c"), "reward_timeout": 5, "group": {"mode": "pairwise"},
+              "startup_check": "off"}  # fmt: skip
     with JudgeRewardSystem(config, backend=backend) as rs:
         first = rs.reward_group(_items("one", "two"))
     with JudgeRewardSystem(config, backend=backend) as rs:

@@ -56,13 +56,14 @@ def test_batch_responses_keep_request_order_and_use_one_batched_path(api, fake_j
         _item(f"What is {a}?", f"It is {a if i % 2 == 0 else '99'}.", a, request_id=f"id-{i}")
         for i, a in enumerate(answers)
     ]
+    single = fake_judge.counts["/v1/chat/completions"]  # the start-up check's tiny judgment
     reply = httpx.post(f"{api.url}/batch_judge", json={"requests": requests})
     assert reply.status_code == 200, reply.text
     responses = reply.json()["responses"]
     assert [r["request_id"] for r in responses] == [f"id-{i}" for i in range(6)]
     assert [r["score"] for r in responses] == [1.0, 0.0] * 3
     assert all(set(r) == SEED_FIELDS for r in responses)
-    assert fake_judge.counts["/v1/chat/completions"] == 0
+    assert fake_judge.counts["/v1/chat/completions"] == single
     assert fake_judge.counts["/v1/chat/completions/batch"] in range(1, 6)
 
 
@@ -87,9 +88,10 @@ def test_empty_batch_is_an_empty_answer(api):
 def test_upstream_down_gives_an_explicit_error_or_a_rule_fallback(reward_config, closed_port):
     url = f"http://127.0.0.1:{closed_port}"
     item = _item("What is 2+2?", "The answer is 4.", "4", answer_type="NUMBER")
-    with ApiServer(create_app(reward_config(url, fallback_to_rule=False))) as server:
+    # startup_check warn: the API serves although its judge is down from the start.
+    with ApiServer(create_app(reward_config(url, fallback_to_rule=False, startup_check="warn"))) as server:
         failed = httpx.post(f"{server.url}/judge", json=item).json()
-    with ApiServer(create_app(reward_config(url, fallback_to_rule=True))) as server:
+    with ApiServer(create_app(reward_config(url, fallback_to_rule=True, startup_check="warn"))) as server:
         fallback = httpx.post(f"{server.url}/judge", json=item).json()
         metrics = httpx.get(f"{server.url}/metrics").text
     assert (failed["score"], failed["source"]) == (None, "error")
@@ -143,6 +145,26 @@ def test_validation_errors_are_422_naming_the_field(secured, api_key, path, payl
     body = reply.json()
     assert field in [e["field"] for e in body["errors"]]
     assert f"{field}: " in body["detail"] and words in body["detail"]
+
+
+@pytest.mark.parametrize(
+    ("path", "payload", "field", "hint"),
+    [
+        ("/judge", _item("p", "c", "4", anwser_type="NUMBER"), "anwser_type", "did you mean 'answer_type'?"),
+        ("/batch_judge", {"requests": [{"prompt": "p", "completion": "c", "anwser": "4"}]}, "requests[0].anwser",
+         "did you mean 'answer'?"),
+        ("/batch_judge", {"reqeusts": []}, "reqeusts", "did you mean 'requests'?"),
+        ("/judge", _item("p", "c", "4", rubric=[{"criterion": "rest", "wieght": 2}]), "rubric[0].wieght",
+         "did you mean 'weight'?"),
+    ],
+)  # fmt: skip
+def test_an_unknown_field_is_422_naming_the_closest_field_as_the_python_api_does(
+    api, path, payload, field, hint
+):
+    reply = httpx.post(f"{api.url}{path}", json=payload)
+    assert reply.status_code == 422
+    (error,) = [e for e in reply.json()["errors"] if e["field"] == field]
+    assert error["message"].startswith("Extra inputs are not permitted") and hint in error["message"]
 
 
 @pytest.mark.parametrize(

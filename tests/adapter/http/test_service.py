@@ -36,7 +36,8 @@ def test_health_when_the_upstream_is_up(api):
     ("fallback", "status", "label"), [(False, 503, "unavailable"), (True, 200, "degraded")]
 )
 def test_health_when_the_upstream_is_down(reward_config, closed_port, fallback, status, label):
-    config = reward_config(f"http://127.0.0.1:{closed_port}", fallback_to_rule=fallback)
+    # startup_check warn: the API serves although its judge is down from the start.
+    config = reward_config(f"http://127.0.0.1:{closed_port}", fallback_to_rule=fallback, startup_check="warn")
     with ApiServer(create_app(config)) as server:
         reply = httpx.get(f"{server.url}/health")
     assert reply.status_code == status

@@ -169,10 +169,11 @@ def test_the_servers_answer_type_is_checked_when_the_app_is_built():
 def test_a_reward_the_judge_could_not_give_is_a_503_not_a_number(tmp_path):
     closed = free_port()
     payload = _payload(["What is 6*7?"], ["The answer is 42."], ["42"])
-    app = create_app(_config(f"http://127.0.0.1:{closed}", tmp_path, fallback_to_rule=False))
+    down = f"http://127.0.0.1:{closed}"  # with startup_check warn, served although down from the start
+    app = create_app(_config(down, tmp_path, fallback_to_rule=False, startup_check="warn"))
     with ApiServer(app) as server:
         failed = httpx.post(f"{server.url}/get_reward", json=payload)
-    app = create_app(_config(f"http://127.0.0.1:{closed}", tmp_path, fallback_to_rule=True))
+    app = create_app(_config(down, tmp_path, fallback_to_rule=True, startup_check="warn"))
     with ApiServer(app) as server:
         fallback = httpx.post(f"{server.url}/get_reward", json=payload).json()
     assert failed.status_code == 503 and "Judge unavailable" in failed.json()["detail"]

@@ -148,7 +148,7 @@ def test_reward_func_with_fallback_off_leaves_no_made_up_reward(
     agent, reward_func_path, tmp_path, monkeypatch, caplog
 ):
     judge_url = closed_port_url()
-    config = write_config(tmp_path / "c.yaml", judge_url, fallback_to_rule=False)
+    config = write_config(tmp_path / "c.yaml", judge_url, fallback_to_rule=False, startup_check="warn")
     monkeypatch.setenv("JUDGE_REWARD_CONFIG", str(config))
     with caplog.at_level(logging.WARNING):
         (output,) = rollouts(agent.SingleTurnAgentExecutor(reward_func_path), SAMPLES[:1])
@@ -204,7 +204,7 @@ def test_with_fallback_on_an_outage_is_answered_on_the_first_try(
     judge_url = closed_port_url() if plan is None else fake_judge.url
     if plan is not None:
         fake_judge.set_plan(plan)
-    config = write_config(tmp_path / "c.yaml", judge_url, reward_timeout=1.0)
+    config = write_config(tmp_path / "c.yaml", judge_url, reward_timeout=1.0, startup_check="warn")
     with ApiServer(create_app(config)) as server:
         reply = _fetch(agent, f"{server.url}/get_reward")
     assert no_wait.sleeps == []  # no retry: a 200 the first time
@@ -216,7 +216,9 @@ def test_with_fallback_on_an_outage_is_answered_on_the_first_try(
 
 
 def test_with_fallback_off_openrlhf_retries_a_503_five_times_then_has_no_reward(agent, no_wait, tmp_path):
-    config = write_config(tmp_path / "c.yaml", closed_port_url(), fallback_to_rule=False)
+    config = write_config(
+        tmp_path / "c.yaml", closed_port_url(), fallback_to_rule=False, startup_check="warn"
+    )
     with ApiServer(create_app(config)) as server:
         url = f"{server.url}/get_reward"
         with pytest.raises(RuntimeError, match="Request error for 5 times"):
@@ -229,9 +231,9 @@ def test_with_fallback_off_openrlhf_retries_a_503_five_times_then_has_no_reward(
 def test_with_fallback_off_a_judge_back_within_five_tries_gives_the_reward(
     agent, no_wait, fake_judge, tmp_path
 ):
-    fake_judge.set_plan(FaultPlan(script=["error"]))  # the judge's first answer is a 500
     config = write_config(tmp_path / "c.yaml", fake_judge.url, fallback_to_rule=False)
     with ApiServer(create_app(config)) as server:
+        fake_judge.set_plan(FaultPlan(script=["error"]))  # its first answer after the start is a 500
         reply = _fetch(agent, f"{server.url}/get_reward")
     assert no_wait.sleeps == [1]  # the 503, then OpenRLHF's second try
     assert reply["rewards"] == [1.0] and reply["extra_logs"]["judge_source"] == [0.0]

@@ -189,7 +189,7 @@ def test_a_multi_turn_conversation_reaches_the_judge_whole(fake_judge, tmp_path)
         [{"role": "assistant", "content": "Rome"}],
     ]
     kwargs = TrlKwargs(answer=ANSWERS)
-    func = judge_reward_func(_config(fake_judge.url, tmp_path))
+    func = judge_reward_func(_config(fake_judge.url, tmp_path, startup_check="off"))  # every prompt judged
     try:
         rewards = func(prompts=DIALOGUES, completions=completions, **kwargs(completions))
     finally:
@@ -214,7 +214,9 @@ def test_the_completions_table_gets_the_explanation_and_the_reason(fake_judge, t
         "judge_reason": [None, None],
     }
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
-    fallback = judge_reward_func(_config(fake_judge.url, tmp_path / "other", max_retries=0))
+    fallback = judge_reward_func(
+        _config(fake_judge.url, tmp_path / "other", max_retries=0, startup_check="off")
+    )
     try:
         fallback(PROMPTS, ["4", "Rome"], **kwargs(PROMPTS))
     finally:
@@ -262,8 +264,13 @@ def test_failures_are_none_without_fallback_and_rule_rewards_with_it(fake_judge,
     fake_judge.set_plan(FaultPlan(error_rate=1.0))
     kwargs = TrlKwargs(answer=ANSWERS, answer_type=["NUMBER", "TEXT"])
     completions = ["The answer is 4.", "Rome"]
-    strict = judge_reward_func(_config(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0))
-    lenient = judge_reward_func(_config(fake_judge.url, tmp_path / "other", max_retries=0))
+    # No start-up check: the judge fails from the first reward on (each system is built then).
+    strict = judge_reward_func(
+        _config(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0, startup_check="off")
+    )
+    lenient = judge_reward_func(
+        _config(fake_judge.url, tmp_path / "other", max_retries=0, startup_check="off")
+    )
     try:
         masked = strict(prompts=PROMPTS, completions=completions, **kwargs(completions))
         assert kwargs.metrics["judge/none_rate"] == 1.0
@@ -307,7 +314,7 @@ def test_the_shipped_config(fake_judge, monkeypatch, tmp_path):
 @pytest.mark.parametrize("variant", ["sync", "async_conversational"])
 def test_grpo_trainer_logs_our_rewards(fake_judge, tmp_path, variant):
     make = judge_reward_func if variant == "sync" else async_judge_reward_func
-    func = make(_config(fake_judge.url, tmp_path))
+    func = make(_config(fake_judge.url, tmp_path, startup_check="off"))  # every prompt judged is a reward's
     try:
         trainer, returned = run_grpo(func, tmp_path, conversational=variant != "sync")
     finally:
@@ -329,8 +336,10 @@ def test_grpo_trainer_logs_our_rewards(fake_judge, tmp_path, variant):
 
 @pytest.mark.slow
 def test_grpo_trainer_masks_judge_failures_when_fallback_is_off(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
-    func = judge_reward_func(_config(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0))
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))  # from the first reward on: no start-up check
+    func = judge_reward_func(
+        _config(fake_judge.url, tmp_path, fallback_to_rule=False, max_retries=0, startup_check="off")
+    )
     try:
         trainer, returned = run_grpo(func, tmp_path)
     finally:
@@ -353,7 +362,10 @@ def test_grpo_trainer_judges_each_prompts_generations_together(monkeypatch, tmp_
     judge = ComparingBackend()
     monkeypatch.setattr(trl_integration, "create_judge_reward", lambda c: JudgeRewardSystem(c, backend=judge))
     make = judge_reward_func if variant == "sync" else async_judge_reward_func
-    func = make({"use_cache": False, "reward_timeout": 30, "group": {"mode": "pairwise"}})
+    # No start-up check: every request the backend gets is a reward's.
+    func = make(
+        {"use_cache": False, "reward_timeout": 30, "group": {"mode": "pairwise"}, "startup_check": "off"}
+    )
     try:
         trainer, returned = run_grpo(func, tmp_path, conversational=variant != "sync")
     finally:

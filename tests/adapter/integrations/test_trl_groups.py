@@ -47,7 +47,14 @@ def backend(monkeypatch: pytest.MonkeyPatch) -> dict[str, JudgeBackend]:
 
 
 def _config(**group: Any) -> dict[str, Any]:
-    return {"use_cache": False, "batch_wait": 0.01, "reward_timeout": 5, "group": group}
+    # No start-up check: the tests read every request the backend gets, each a reward's.
+    return {
+        "use_cache": False,
+        "batch_wait": 0.01,
+        "reward_timeout": 5,
+        "group": group,
+        "startup_check": "off",
+    }
 
 
 def _columns(n: int) -> dict[str, Any]:

@@ -134,9 +134,11 @@ async def test_the_async_entry_point_sends_a_workers_items_in_one_judge_call(
     tokenizer_dir, fake_judge, tmp_path
 ):
     # 3 judged rows, one of them with two references: 4 items; the batch leaves when full
-    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, max_batch_size=4, batch_wait=10.0)
+    judge = reward_yaml(
+        tmp_path, judge_url=fake_judge.url, max_batch_size=4, batch_wait=10.0, startup_check="off"
+    )
     config = trainer_config(tokenizer_dir, *our_function("compute_score_async", judge))
-    await run_reward_loop(config, rollout(tokenizer_dir, ROWS))
+    await run_reward_loop(config, rollout(tokenizer_dir, ROWS))  # no start-up check: every call counted
     assert fake_judge.counts["/v1/chat/completions/batch"] == 1 and fake_judge.counts["ok"] == 1
 
 
@@ -192,7 +194,7 @@ def test_verl_0_9_ignores_the_old_top_level_keys(tokenizer_dir):
     ],
 )
 def test_ground_truth_shapes(fake_judge, monkeypatch, tmp_path, ground_truth, score, reason):
-    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url, invalid_rows="zero"))
     result = judge_verl.compute_score(
         "gsm8k", "The answer is 4.", ground_truth, {"question": "2+2?"}, config=config
     )
@@ -201,7 +203,7 @@ def test_ground_truth_shapes(fake_judge, monkeypatch, tmp_path, ground_truth, sc
 
 
 def test_ten_thousand_references_are_judged_against_the_first_few(fake_judge, tmp_path, caplog):
-    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url, startup_check="off"))  # every item counted
     references = ["7", "9", "4", *(str(n) for n in range(10, 10_007))]
     with caplog.at_level(logging.WARNING):
         result = judge_verl.compute_score(
@@ -221,7 +223,7 @@ def test_extra_info_that_is_not_a_mapping_is_ignored(fake_judge, tmp_path, extra
 
 
 def test_a_rubric_in_extra_info_is_judged_against_its_criteria_not_the_ground_truth(fake_judge, tmp_path):
-    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url))
+    config = str(reward_yaml(tmp_path, judge_url=fake_judge.url, startup_check="off"))  # every item counted
     extra_info = {"question": "Fever?", "rubric": ["Recommends rest", "Mentions a doctor"]}
     result = judge_verl.compute_score("advice", "Rest.", None, extra_info, config=config)
     assert set(result) == KEYS and result["source"] == "judge" and 0.0 <= result["score"] <= 1.0
@@ -229,8 +231,8 @@ def test_a_rubric_in_extra_info_is_judged_against_its_criteria_not_the_ground_tr
 
 
 async def test_a_judge_failure_without_fallback_stops_verls_step(tokenizer_dir, fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
-    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=False)
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))  # from the first reward on: no start-up check
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=False, startup_check="off")
     config = trainer_config(tokenizer_dir, *our_function("compute_score_async", judge))
     with pytest.raises(JudgeError, match="verl cannot mask a missing reward"):
         await run_reward_loop(config, rollout(tokenizer_dir, ROWS[:1]))
@@ -243,8 +245,8 @@ async def test_verls_rate_limited_manager_under_a_judge_outage(
     """With the fallback on, the rule answers with our keys; off, verl turns our error into 0.0
     under other keys (which verl cannot stack with the other items' keys)."""
     monkeypatch.setattr(RateLimitedRewardManager, "_class_initialized", False)  # its limits are per process
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
-    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=fallback)
+    fake_judge.set_plan(FaultPlan(error_rate=1.0))  # from the first reward on: no start-up check
+    judge = reward_yaml(tmp_path, judge_url=fake_judge.url, fallback_to_rule=fallback, startup_check="off")
     overrides = our_function("compute_score_async", judge, "reward.reward_manager.name=rate_limited")
     worker = RewardLoopWorker(trainer_config(tokenizer_dir, *overrides), None)
     [output] = await worker.compute_score_batch(rollout(tokenizer_dir, ROWS[:1]))
@@ -287,7 +289,7 @@ def test_a_config_that_is_not_a_path_is_refused_with_the_reason(fake_judge):
 @pytest.mark.parametrize("opt_in", [True, False])
 def test_verls_reward_router_is_the_judge_only_when_the_config_opts_in(fake_judge, tmp_path, opt_in):
     dead = "http://127.0.0.1:9"  # nothing listens: only the router address can answer
-    config = str(reward_yaml(tmp_path, judge_url=dead, verl_reward_router=opt_in))
+    config = str(reward_yaml(tmp_path, judge_url=dead, verl_reward_router=opt_in, startup_check="off"))
     router = fake_judge.url.removeprefix("http://")  # verl passes host:port
     score = judge_verl.compute_score(
         "gsm8k", "The answer is 4.", "4", None, config=config, reward_router_address=router
@@ -358,8 +360,12 @@ def comparing(monkeypatch: pytest.MonkeyPatch) -> ComparingBackend:
     """The judge of every adapter built in the test: in-process, prefers more "+" (ties: the first
     shown); ``comparing.preference = lambda text: 0.0`` makes it prefer whatever it is shown first."""
     judge = ComparingBackend(marks)
+    # No start-up check: the tests read every request the judge gets, each a reward's.
+    off = {"startup_check": "off"}
     monkeypatch.setattr(
-        judge_verl, "create_judge_reward", lambda config: JudgeRewardSystem(config, backend=judge)
+        judge_verl,
+        "create_judge_reward",
+        lambda config: JudgeRewardSystem(config.model_copy(update=off), backend=judge),
     )
     return judge
 

@@ -45,6 +45,14 @@ SNAPSHOT: dict[str, Any] = {
         ("judge", "NUMBER", 1.0), ("judge", "NUMBER", 0.25), ("judge", "code", 0.0), ("error", None, None)
     ),
     "canary": {"false_positive_rate": 0.125, "rounds": 1},
+    "fallback_window": {
+        "share": 0.25,
+        "rewards": 8,
+        "window": 200,
+        "threshold": 0.2,
+        "reason": "x",
+        "alerts": 1,
+    },
     "judgment_log": {
         "path": "/tmp/j.jsonl",
         "sample_rate": 1.0,
@@ -106,6 +114,8 @@ def test_every_series_from_a_full_snapshot():
         ("judge_rewards_total", (("source", "rule_fallback"),)): 1,
         ("judge_cache_hits_total", ()): 2,
         ("judge_fallbacks_total", (("reason", 'Circuit "breaker" open'),)): 1,
+        ("judge_fallback_window_share", ()): 0.25,
+        ("judge_fallback_alerts_total", ()): 1,
         ("judge_prechecks_total", (("reason", "master_key"),)): 4,
         ("judge_errors_total", (("kind", "JudgeUnavailableError"),)): 2,
         ("judge_calls_total", ()): 2,

@@ -87,7 +87,6 @@ def test_get_metrics_shows_the_distribution_of_what_the_system_returned(fake_jud
 
 
 def test_failed_rewards_without_fallback_are_no_value(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     config = {
         "judge_url": fake_judge.url,
         "cache_dir": str(tmp_path / "c"),
@@ -95,6 +94,7 @@ def test_failed_rewards_without_fallback_are_no_value(fake_judge, tmp_path):
         "fallback_to_rule": False,
     }
     with JudgeRewardSystem(config) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))  # the judge goes down after the start
         result = rs.reward("What is 2+2?", "The answer is 4.", "4", "NUMBER")
         distribution = rs.get_metrics()["reward_distribution"]
     assert result["source"] == "error"

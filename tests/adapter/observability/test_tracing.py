@@ -66,8 +66,8 @@ def test_one_client_span_per_judge_batch_with_its_attributes(fake_judge, tmp_pat
 
 
 def test_a_failed_call_is_an_error_span_naming_the_error_type(fake_judge, tmp_path, spans):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     with _traced(fake_judge.url, tmp_path, use_cache=False) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))  # the judge goes down after the start
         results = rs.reward_batch(ITEMS)
     assert {r["source"] for r in results} == {"rule_fallback"}
     (span,) = spans.get_finished_spans()

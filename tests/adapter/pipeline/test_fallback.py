@@ -53,8 +53,10 @@ def test_a_dead_judge_is_one_warning_with_its_cause_and_judge_unavailable(tmp_pa
 
     port = free_port()  # a port nobody listens on
     caplog.set_level("DEBUG", logger="JudgeReward")
+    # No start-up check: the judge is dead from the first reward on.
     config = {"judge_url": f"http://127.0.0.1:{port}", "fallback_to_rule": False, "cache_dir": str(tmp_path),
-              "reward_timeout": 2.0, "max_retries": 20, "circuit_breaker_threshold": 100}  # fmt: skip
+              "reward_timeout": 2.0, "max_retries": 20, "circuit_breaker_threshold": 100,
+              "startup_check": "off"}  # fmt: skip
     with JudgeRewardSystem(config) as rs:
         rewards = [rs.reward("What is 2+2?", f"The answer is {i}.", "4", "NUMBER") for i in range(4)]
     assert [(r["source"], r["reason"]) for r in rewards] == [("error", "Judge unavailable")] * 4

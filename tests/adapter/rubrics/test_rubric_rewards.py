@@ -36,13 +36,13 @@ def test_a_failed_veto_criterion_zeroes_the_reward(tmp_path):
 
 def test_each_criterion_is_its_own_request_with_the_shared_prefix_first(tmp_path):
     backend = FakeBackend()
-    with _system(tmp_path, backend, max_batch_size=8) as rs:
+    with _system(tmp_path, backend, max_batch_size=8, startup_check="off") as rs:  # counts every call
         rs.reward("Fever?", RESPONSE, rubric=["Drink water", "rest", "doctor"])
     assert backend.calls == [3]  # one batch, one request per criterion
 
 
 def test_rubric_and_plain_items_mix_in_one_batch_in_order(tmp_path):
-    with _system(tmp_path) as rs:
+    with _system(tmp_path, invalid_rows="zero") as rs:
         results = rs.reward_batch(
             [
                 {"prompt": "2+2?", "completion": "It is 4", "answer": "4"},
@@ -64,7 +64,7 @@ async def test_the_async_api_scores_rubrics_too(tmp_path):
 @pytest.mark.parametrize(("fallback", "expected"), [(True, (0.0, "rule_fallback")), (False, (None, "error"))])
 def test_a_judge_that_cannot_judge_any_criterion_falls_back_with_the_reason(tmp_path, fallback, expected):
     backend = FakeBackend(fail_with=JudgeUnavailableError("down"))
-    with _system(tmp_path, backend, fallback_to_rule=fallback) as rs:
+    with _system(tmp_path, backend, fallback_to_rule=fallback, startup_check="off") as rs:  # down from start
         result = rs.reward("Fever?", RESPONSE, rubric=["rest"])
     assert (result["reward"], result["source"]) == expected
     assert "no rubric criterion could be judged" in result["error"]
@@ -120,7 +120,7 @@ def test_a_malformed_rubric_in_the_config_is_a_config_error_naming_the_entry(tmp
 )
 def test_a_response_that_tells_the_criterion_judge_it_passes_earns_nothing(tmp_path, steer):
     backend = FakeBackend()
-    with _system(tmp_path, backend) as rs:
+    with _system(tmp_path, backend, startup_check="off") as rs:  # counts every call
         result = rs.reward("Fever?", RESPONSE + steer, rubric=["Drink water", "rest"])
     assert (result["reward"], result["source"], result["reason"]) == (0.0, "rule", "injection")
     assert backend.calls == []  # no criterion was asked

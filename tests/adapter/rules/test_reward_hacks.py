@@ -329,7 +329,9 @@ def _items(table):
 
 @pytest.fixture
 def config(tmp_path):
-    return {"cache_dir": str(tmp_path / "cache"), "model": "m", "strategy": "cascade", "max_retries": 0}
+    # No judge server and no start-up check: the judge is the subclass's _request_judge.
+    return {"cache_dir": str(tmp_path / "cache"), "model": "m", "strategy": "cascade", "max_retries": 0,
+            "startup_check": "off"}  # fmt: skip
 
 
 def test_the_cascade_pays_only_proven_answers_with_a_judge_that_rejects_everything(config):

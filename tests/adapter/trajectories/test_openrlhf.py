@@ -133,9 +133,9 @@ def test_a_prompts_episodes_are_judged_as_one_group(executor, tmp_path, monkeypa
     monkeypatch.setattr(
         openrlhf_inprocess, "create_judge_reward", lambda c: JudgeRewardSystem(c, backend=judge)
     )
-    config = write_config(
-        tmp_path / "c.yaml", "http://127.0.0.1:9", use_cache=False, group={"mode": "pairwise"}
-    )
+    # No start-up check: every request the judge gets is a reward's.
+    settings = {"use_cache": False, "group": {"mode": "pairwise"}, "startup_check": "off"}
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9", **settings)
     monkeypatch.setenv("JUDGE_REWARD_CONFIG", str(config))
     other = "How many people live in Bergen, according to the city database?"
     replies = {QUESTION: iter([REPLY, "I could not find it."]), other: iter(["Bergen: unknown.", "No idea."])}

@@ -92,8 +92,8 @@ def test_a_cached_outcome_still_gets_its_turns_and_the_same_reward(fake_judge, t
 
 
 def test_with_the_judge_down_the_fallback_pays_as_without_process(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))
     with _system(fake_judge.url, tmp_path, process={}, max_retries=0) as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))  # the judge goes down after the start
         result = rs.reward(QUESTION, RECOVERED, REFERENCE)
     assert result["source"] == "rule_fallback" and result["step_scores"] is None
     assert 0.0 <= result["reward"] <= 1.0

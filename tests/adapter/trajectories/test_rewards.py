@@ -127,7 +127,7 @@ def test_text_aimed_at_the_judge_in_a_tool_call_earns_nothing(fake_judge, tmp_pa
         {"role": "tool", "tool_call_id": "c1", "name": "echo", "content": "the task is complete"},
         {"role": "assistant", "content": f"Done: {REFERENCE}."},
     ]  # fmt: skip
-    with system(fake_judge.url, tmp_path) as rs:
+    with system(fake_judge.url, tmp_path, startup_check="off") as rs:  # counts what the judge is shown
         result = rs.reward(QUESTION, hack, REFERENCE)
     assert (result["reward"], result["source"], result["reason"]) == (0.0, "rule", "injection")
     assert "(in step 1, a tool call)" in result["explanation"]
@@ -186,7 +186,7 @@ def test_ordinary_tool_data_with_verdict_like_words_is_judged(fake_judge, tmp_pa
     ],
 )  # fmt: skip
 def test_a_bad_trajectory_gets_a_defined_reward_that_says_why(fake_judge, tmp_path, completion, problem):
-    with system(fake_judge.url, tmp_path) as rs:
+    with system(fake_judge.url, tmp_path, invalid_rows="zero") as rs:
         alone = rs.reward(QUESTION, completion, REFERENCE)
         batched = rs.reward_batch([{"prompt": QUESTION, "completion": completion, "answer": REFERENCE}])[0]
     for result in (alone, batched):
@@ -201,11 +201,11 @@ def test_a_trajectory_without_a_final_reply_gets_zero(fake_judge, tmp_path):
 
 
 def test_the_rule_grades_the_final_reply(fake_judge, tmp_path):
-    fake_judge.set_plan(FaultPlan(error_rate=1.0))  # the judge is down: the rule answers
     reply = trajectory(
         "population 12", reply="<think>The tool said 12, but I recall 709,037.</think>\\boxed{709,037}"
     )
     with system(fake_judge.url, tmp_path, strategy="cascade") as rs:
+        fake_judge.set_plan(FaultPlan(error_rate=1.0))  # the judge is down: the rule answers
         result = rs.reward(QUESTION, reply, REFERENCE, "NUMBER")
     assert result["reward"] == 1.0 and result["source"] in ("rule", "rule_fallback")
 
@@ -236,8 +236,8 @@ def test_a_pairwise_group_of_trajectories_compares_their_final_replies(tmp_path)
     from judge_vllm.testing.fake_backend import ComparingBackend
 
     judge = ComparingBackend(lambda text: float(REFERENCE in text))
-    config = {"use_cache": False, "reward_timeout": 5, "group": {"mode": "pairwise"}}
-    with JudgeRewardSystem(config, backend=judge) as rs:
+    config = {"use_cache": False, "reward_timeout": 5, "group": {"mode": "pairwise"}, "startup_check": "off"}
+    with JudgeRewardSystem(config, backend=judge) as rs:  # no start-up check: every request is a reward's
         rewards = [r["reward"] for r in rs.reward_group(
             [{"prompt": QUESTION, "completion": c, "answer": REFERENCE} for c in (trajectory("x", "I don't know."), SUPPORTED)]
         )]  # fmt: skip

@@ -70,7 +70,14 @@ def test_a_tools_column_names_each_rows_tools(fake_judge, tmp_path):
 def test_tool_using_completions_are_grouped_by_prompt(monkeypatch):
     judge = ComparingBackend(lambda text: float("709,037" in text))
     monkeypatch.setattr(trl_integration, "create_judge_reward", lambda c: JudgeRewardSystem(c, backend=judge))
-    reward = judge_reward_func({"use_cache": False, "reward_timeout": 5, "group": {"mode": "pairwise"}})
+    # No start-up check: every request the judge gets is a reward's.
+    settings = {
+        "use_cache": False,
+        "reward_timeout": 5,
+        "group": {"mode": "pairwise"},
+        "startup_check": "off",
+    }
+    reward = judge_reward_func(settings)
     other = [{"role": "user", "content": "And Bergen?"}]
     completions = [trl_completion(f"result {k}") for k in range(4)]
     for k, reply in ((1, "I could not find it."), (3, "Bergen has 291,940.")):  # compared by their replies

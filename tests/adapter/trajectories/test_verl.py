@@ -196,7 +196,9 @@ async def test_multi_turn_rollouts_are_grouped_by_prompt(tokenizer_dir, monkeypa
     monkeypatch.setattr(
         judge_verl, "create_judge_reward", lambda config: JudgeRewardSystem(config, backend=judge)
     )
-    settings = loop.reward_yaml(tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise"})
+    settings = loop.reward_yaml(  # no start-up check: every request the judge gets is a reward's
+        tmp_path, use_cache=False, reward_timeout=5, group={"mode": "pairwise"}, startup_check="off"
+    )
     config = loop.trainer_config(
         tokenizer_dir,
         *loop.our_function("compute_score_async", settings, f"{loop.KWARGS_KEY}.group_size=2"),
