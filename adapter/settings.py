@@ -40,6 +40,11 @@ class GroupSettings(BaseModel):
     shifts (every member in every position once), scored by mean rank. ``permutations`` no longer
     lowers that (fewer orders than members leak position into the scores): it is accepted, with a
     ``FutureWarning``, so that configs that set it still load.
+
+    With strategy ``cascade`` and a reference, a group the rule decides none of is anchored: each
+    member is judged alone, the members judged right are compared among themselves, and the
+    comparisons can only lower a right member's reward (by at most ``comparison_weight``), never
+    raise a wrong one's.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,6 +80,13 @@ class GroupSettings(BaseModel):
     compare_decided: bool = Field(
         default=False,
         description="strategy cascade: also compare the members the rule decided (to order equals)",
+    )
+    comparison_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="strategy cascade, a group with a reference the rule decides none of: the most the "
+        "comparisons can take off a member judged right alone",
     )
     max_members: int = Field(
         default=128,

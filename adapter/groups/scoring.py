@@ -3,7 +3,11 @@
 Each member is pre-checked as the group's mode sees it (and, with strategy cascade, ruled where
 the rule is sure); the others are compared by the judge (``GroupJudge``) until the group
 deadline. A member no comparison of which came back gets the fallback, with the reason. Where
-the rule decided some members, the others are judged alone on that same absolute scale.
+the rule decided some members, the others are judged alone on that same absolute scale. Where it
+decided none of a group with a reference, the comparisons are anchored: each member is judged alone,
+the members judged right are compared among themselves, and each reward is its own judgment, which
+the comparisons can only lower, and only for a member judged right (``AnchoredMix``): a member no
+judgment found right never earns more than one judged as wrong (docs/groups.md).
 
 A group of any size gets its rewards: more members to compare than ``group.max_members`` are
 compared in interleaved sub-groups of at most that many (``schedules.subgroups``), which share
@@ -18,7 +22,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from adapter.config import RewardConfig
-from adapter.dispatch.judgments import PartJudge
+from adapter.dispatch.judgments import Judged, PartJudge
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
 from adapter.groups.schedules import subgroups
 from adapter.observability.repeats import RepeatCounter, is_reported
@@ -26,11 +30,11 @@ from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import InvalidInput, RewardItem, group_requests
 from adapter.pipeline.prechecks import PrecheckVerdict
 from adapter.pipeline.steps import CASCADE_REASON, JudgeOne, RewardSteps, ScoreOne
-from adapter.result import RewardResult
+from adapter.result import RIGHT_OUTCOME, AnchoredMix, RewardResult
 from adapter.settings import GroupSettings
 from judge_vllm.budget import Budget
 from judge_vllm.profiles import load_profile
-from judge_vllm.schemas import JudgeRequest
+from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["GROUP_CALL_SHARE", "SUBGROUP_REASON", "GroupScoring"]
 
@@ -108,34 +112,142 @@ class GroupScoring:
                 )
             )
             return _filled(results, compared, alone)
-        too_many = settings.mode == "listwise" and len(compared) > MAX_LISTWISE
-        if len(compared) < 2 or too_many:  # nothing to compare with, or too many to rank: judged alone
-            if too_many:
-                logger.warning(
-                    "listwise ranks at most %d responses; a group of %d is judged pointwise "
-                    "(use mode: pairwise for larger groups)", MAX_LISTWISE, len(compared),
-                )  # fmt: skip
+        graded = [r for r in ruled if isinstance(r, JudgeRequest)]
+        if self._anchors(graded, settings):
+            # The rule decided none of a group with a reference: each member is judged alone too,
+            # so that comparisons never pay a member no judgment found right (docs/groups.md).
+            built = [m for k in compared if isinstance(m := members[k], JudgeRequest)]
+            anchored = await self._anchored(built, graded, compared, budget, settings)
+            return _filled(results, compared, anchored)
+        if not _comparable(len(compared), settings):  # nothing to compare with, or too many to rank
             alone = await asyncio.gather(*(self._score_one(members[k], budget) for k in compared))
             return _filled(results, compared, alone)
-        graded = [r for r in ruled if isinstance(r, JudgeRequest)]
+        comparing, scored = await self._compared(graded, compared, budget, settings)
+        rewards = [
+            await (
+                self._score_one(members[compared[slot]], budget)  # a sub-group of one: judged alone
+                if one is None
+                else self._member_reward(graded[slot], comparing, one, settings)
+            )
+            for slot, one in enumerate(scored)
+        ]
+        return _filled(results, compared, rewards)
+
+    def _anchors(self, graded: list[JudgeRequest], settings: GroupSettings) -> bool:
+        """Whether a group whose rule decided no member is anchored by each member's own judgment:
+        strategy cascade (the rule's absolute scale), a reference to judge against, the rule
+        not asked to leave its decisions to comparison (``compare_decided``), two members or more."""
+        return (
+            self._config.strategy == "cascade"
+            and not settings.compare_decided
+            and len(graded) >= 2
+            and bool(graded[0].answer.strip())
+        )
+
+    async def _anchored(
+        self,
+        built: list[JudgeRequest],
+        graded: list[JudgeRequest],
+        compared: list[int],
+        budget: Budget,
+        settings: GroupSettings,
+    ) -> list[RewardResult]:
+        """The rewards of a group the rule decided none of, anchored: each member judged alone
+        (``built``: as the caller gave it; ``graded``: as the comparisons see it; ``compared``: its
+        index in the group), the members judged right compared among themselves, each reward its
+        own judgment lowered by its comparisons (``AnchoredMix``). A member judged wrong is never
+        compared: whatever a comparison says of it, it earns what its own judgment gives."""
+        alone: list[JudgeRequest | RewardResult] = []
+        for request, member in zip(built, graded, strict=True):
+            shown = graded_request(request, self._config, self._steps.profile, member.final_answer)
+            alone.append(
+                self._steps.decided(request, budget, shown) if isinstance(shown, PrecheckVerdict) else shown
+            )
+        asked = [r.model_copy(update={"budget": budget}) for r in alone if isinstance(r, JudgeRequest)]
+        answers = iter(await self._judge(asked))
+        judged = [next(answers) if isinstance(r, JudgeRequest) else None for r in alone]
+        right = [
+            slot
+            for slot, (request, one) in enumerate(zip(alone, judged, strict=True))
+            if isinstance(request, JudgeRequest) and one is not None and self._right(request, one)
+        ]
+        scored: list[Scored | None] = [None] * len(alone)
+        comparing = budget
+        if _comparable(len(right), settings):
+            comparing, found = await self._compared(
+                [graded[s] for s in right], [compared[s] for s in right], budget, settings
+            )
+            for slot, one in zip(right, found, strict=True):
+                scored[slot] = one
+        return list(
+            await asyncio.gather(
+                *(
+                    self._anchored_reward(request, one, scored[slot], comparing, settings, slot in right)
+                    for slot, (request, one) in enumerate(zip(alone, judged, strict=True))
+                )
+            )
+        )
+
+    def _right(self, request: JudgeRequest, judged: Judged) -> bool:
+        """Whether a member's own judgment found it right (its reward, calibrated, leans right)."""
+        verdict = judged.outcome
+        if not isinstance(verdict, Verdict):
+            return False
+        calibrated = self._steps.finisher.calibration.apply(
+            verdict.score, verdict.confidence, request.answer_type
+        )
+        return calibrated.reward >= RIGHT_OUTCOME
+
+    async def _anchored_reward(
+        self,
+        request: JudgeRequest | RewardResult,
+        judged: Judged | None,
+        scored: Scored | None,
+        comparing: Budget,
+        settings: GroupSettings,
+        right: bool,
+    ) -> RewardResult:
+        """One anchored member's reward: a pre-check's, the fallback's when its own judgment
+        failed, else that judgment mixed with its comparisons."""
+        if isinstance(request, RewardResult):
+            return request
+        assert judged is not None  # every request judged alone has its judgment
+        if not isinstance(judged.outcome, Verdict):
+            return await self._steps.afall_back(request, comparing, judged.outcome)
+        if scored is None:
+            why = "compared with nothing (no other member judged right)" if right else "not compared"
+            mix = AnchoredMix(None, settings.comparison_weight, why)
+        else:
+            explanation, reason = _described(scored, settings)
+            score = scored.scores.scores[scored.slot]
+            summary = explanation if score is not None else f"{scored.scores.unscored(settings)}"
+            mix = AnchoredMix(
+                score, settings.comparison_weight, summary, scored.scores.comparisons[scored.slot], reason
+            )
+        return self._steps.finisher.from_verdict(
+            request, comparing.started, judged.outcome, judged.source, anchor=mix
+        )
+
+    async def _compared(
+        self, graded: list[JudgeRequest], compared: list[int], budget: Budget, settings: GroupSettings
+    ) -> tuple[Budget, list[Scored | None]]:
+        """``graded`` (the members at ``compared`` in the group) compared until the group deadline,
+        in sub-groups when they are more than ``group.max_members``: the comparisons' budget, and
+        each member's scores (None: a sub-group of one, which has nothing to compare with)."""
         comparing = budget.judged_for(settings.deadline, self._config.reward_timeout)
         parts = subgroups(len(graded), settings.max_members)
         if len(parts) > 1:
             self._log_split(len(graded), len(parts), settings)
         share = max(1, settings.max_comparisons // len(parts))
-        scored = await asyncio.gather(
+        found = await asyncio.gather(
             *(self._compare(graded, compared, part, comparing, share) for part in parts)
         )
-        rewards: dict[int, RewardResult] = {}
-        for number, (part, scores) in enumerate(zip(parts, scored, strict=True), 1):
+        scored: list[Scored | None] = [None] * len(graded)
+        for number, (part, scores) in enumerate(zip(parts, found, strict=True), 1):
             split = None if len(parts) == 1 else Split(number, len(parts), len(graded))
             for k, slot in enumerate(part):
-                rewards[slot] = await (
-                    self._score_one(members[compared[slot]], budget)  # a sub-group of one: judged alone
-                    if scores is None
-                    else self._member_reward(graded[slot], comparing, scores, k, settings, split)
-                )
-        return _filled(results, compared, [rewards[slot] for slot in range(len(compared))])
+                scored[slot] = None if scores is None else Scored(scores, k, split)
+        return comparing, scored
 
     async def _compare(
         self, graded: list[JudgeRequest], compared: list[int], part: list[int], comparing: Budget, share: int
@@ -184,32 +296,52 @@ class GroupScoring:
         return early if early is not None else await self._judge_one(graded, budget, key)
 
     async def _member_reward(
-        self,
-        request: JudgeRequest,
-        comparing: Budget,
-        scored: GroupScores,
-        slot: int,
-        settings: GroupSettings,
-        split: Split | None = None,
+        self, request: JudgeRequest, comparing: Budget, scored: Scored, settings: GroupSettings
     ) -> RewardResult:
         """One compared member's reward: its group score, or the fallback when no comparison of it
-        came back (the rule has until ``reward_timeout`` past the group deadline for that).
-        ``split``: its sub-group, when the group was split."""
-        score = scored.scores[slot]
+        came back (the rule has until ``reward_timeout`` past the group deadline for that)."""
+        score = scored.scores.scores[scored.slot]
         if score is None:
-            return await self._steps.afall_back(request, comparing, scored.unscored(settings))
-        explanation = scored.explanation(slot, settings)
-        reason: str = settings.mode
-        if split is not None:
-            reason = SUBGROUP_REASON.format(mode=settings.mode)
-            explanation += (
-                f"; compared in sub-group {split.number} of {split.of} ({len(scored.scores)} of the "
-                f"{split.compared} members compared: more than group.max_members {settings.max_members})"
-            )
+            return await self._steps.afall_back(request, comparing, scored.scores.unscored(settings))
+        explanation, reason = _described(scored, settings)
         return self._steps.finisher.finish(
             request, comparing.started, score, "judge", explanation, reason=reason,
-            comparisons=scored.comparisons[slot],
+            comparisons=scored.scores.comparisons[scored.slot],
         )  # fmt: skip
+
+
+class Scored(NamedTuple):
+    """A compared member's scores: its sub-group's ``scores``, its ``slot`` there, and its
+    ``split`` (None: the group was compared whole)."""
+
+    scores: GroupScores
+    slot: int
+    split: Split | None
+
+
+def _described(scored: Scored, settings: GroupSettings) -> tuple[str, str]:
+    """What a compared member's score came from, and its reason (the mode, or ``<mode>_subgroup``)."""
+    explanation = scored.scores.explanation(scored.slot, settings)
+    split = scored.split
+    if split is None:
+        return explanation, settings.mode
+    explanation += (
+        f"; compared in sub-group {split.number} of {split.of} ({len(scored.scores.scores)} of the "
+        f"{split.compared} members compared: more than group.max_members {settings.max_members})"
+    )
+    return explanation, SUBGROUP_REASON.format(mode=settings.mode)
+
+
+def _comparable(count: int, settings: GroupSettings) -> bool:
+    """Whether ``count`` members can be compared: two or more, and for listwise at most
+    ``MAX_LISTWISE`` (a larger group is judged pointwise, with a warning)."""
+    if settings.mode == "listwise" and count > MAX_LISTWISE:
+        logger.warning(
+            "listwise ranks at most %d responses; a group of %d is judged pointwise "
+            "(use mode: pairwise for larger groups)", MAX_LISTWISE, count,
+        )  # fmt: skip
+        return False
+    return count >= 2
 
 
 def _filled(
