@@ -4,10 +4,11 @@ Each member is pre-checked as the group's mode sees it (and, with strategy casca
 the rule is sure); the others are compared by the judge (``GroupJudge``) until the group
 deadline. A member no comparison of which came back gets the fallback, with the reason. Where
 the rule decided some members, the others are judged alone on that same absolute scale. Where it
-decided none of a group with a reference, the comparisons are anchored: each member is judged alone,
-the members judged right are compared among themselves, and each reward is its own judgment, which
-the comparisons can only lower, and only for a member judged right (``AnchoredMix``): a member no
-judgment found right never earns more than one judged as wrong (docs/groups.md).
+decided none of a group with a reference (or, with ``compare_decided``, was not asked first), the
+comparisons are anchored: each member's own verdict (the rule's where it is sure, else the judge's
+alone), the members found right compared among themselves, and each reward its own verdict, which
+the comparisons can only lower, and only for a member found right (``AnchoredMix``): a member no
+judgment found right never earns more than one found wrong (docs/groups.md).
 
 A group of any size gets its rewards: more members to compare than ``group.max_members`` are
 compared in interleaved sub-groups of at most that many (``schedules.subgroups``), which share
@@ -26,10 +27,11 @@ from adapter.dispatch.judgments import Judged, PartJudge
 from adapter.groups.judge import MAX_LISTWISE, GroupJudge, GroupScores
 from adapter.groups.schedules import subgroups
 from adapter.observability.repeats import RepeatCounter, is_reported
+from adapter.pipeline.cascade import CascadeDecision
 from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import InvalidInput, RewardItem, group_requests
 from adapter.pipeline.prechecks import PrecheckVerdict
-from adapter.pipeline.steps import CASCADE_REASON, JudgeOne, RewardSteps, ScoreOne
+from adapter.pipeline.steps import CASCADE_REASON, JudgeOne, RewardSteps, ScoreOne, rule_explanation
 from adapter.result import RIGHT_OUTCOME, AnchoredMix, RewardResult
 from adapter.settings import GroupSettings
 from judge_vllm.budget import Budget
@@ -134,15 +136,10 @@ class GroupScoring:
         return _filled(results, compared, rewards)
 
     def _anchors(self, graded: list[JudgeRequest], settings: GroupSettings) -> bool:
-        """Whether a group whose rule decided no member is anchored by each member's own judgment:
-        strategy cascade (the rule's absolute scale), a reference to judge against, the rule
-        not asked to leave its decisions to comparison (``compare_decided``), two members or more."""
-        return (
-            self._config.strategy == "cascade"
-            and not settings.compare_decided
-            and len(graded) >= 2
-            and bool(graded[0].answer.strip())
-        )
+        """Whether a group whose rule decided no member (or, with ``compare_decided``, was not
+        asked yet) is anchored by each member's own verdict: strategy cascade (the rule's absolute
+        scale), a reference to judge against, two members or more."""
+        return self._config.strategy == "cascade" and len(graded) >= 2 and bool(graded[0].answer.strip())
 
     async def _anchored(
         self,
@@ -152,26 +149,20 @@ class GroupScoring:
         budget: Budget,
         settings: GroupSettings,
     ) -> list[RewardResult]:
-        """The rewards of a group the rule decided none of, anchored: each member judged alone
-        (``built``: as the caller gave it; ``graded``: as the comparisons see it; ``compared``: its
-        index in the group), the members judged right compared among themselves, each reward its
-        own judgment lowered by its comparisons (``AnchoredMix``). A member judged wrong is never
-        compared: whatever a comparison says of it, it earns what its own judgment gives."""
-        alone: list[JudgeRequest | RewardResult] = []
-        for request, member in zip(built, graded, strict=True):
-            shown = graded_request(request, self._config, self._steps.profile, member.final_answer)
-            alone.append(
-                self._steps.decided(request, budget, shown) if isinstance(shown, PrecheckVerdict) else shown
-            )
-        asked = [r.model_copy(update={"budget": budget}) for r in alone if isinstance(r, JudgeRequest)]
+        """The rewards of an anchored group: each member's own verdict (with ``compare_decided``,
+        the rule's where it is sure; else the judge's, judged alone), the members found right
+        compared among themselves, each reward its own verdict lowered by its comparisons
+        (``AnchoredMix``). ``built``: the members as the caller gave them; ``graded``: as the
+        comparisons see them; ``compared``: their indices in the group. A member found wrong is
+        never compared: whatever a comparison says of it, it earns what its own verdict gives."""
+        loop = asyncio.get_running_loop()
+        alone = await asyncio.gather(*(loop.run_in_executor(None, self._alone, b, g, budget, settings)
+                                       for b, g in zip(built, graded, strict=True)))  # fmt: skip
+        asked = [a.request.model_copy(update={"budget": budget}) for a in alone if a.asks_judge]
         answers = iter(await self._judge(asked))
-        judged = [next(answers) if isinstance(r, JudgeRequest) else None for r in alone]
-        right = [
-            slot
-            for slot, (request, one) in enumerate(zip(alone, judged, strict=True))
-            if isinstance(request, JudgeRequest) and one is not None and self._right(request, one)
-        ]
-        scored: list[Scored | None] = [None] * len(alone)
+        verdicts = [Own(a.request, a.decided, a.rule, next(answers)) if a.asks_judge else a for a in alone]
+        right = [slot for slot, own in enumerate(verdicts) if self._right(own)]
+        scored: list[Scored | None] = [None] * len(verdicts)
         comparing = budget
         if _comparable(len(right), settings):
             comparing, found = await self._compared(
@@ -182,40 +173,51 @@ class GroupScoring:
         return list(
             await asyncio.gather(
                 *(
-                    self._anchored_reward(request, one, scored[slot], comparing, settings, slot in right)
-                    for slot, (request, one) in enumerate(zip(alone, judged, strict=True))
+                    self._anchored_reward(own, scored[slot], comparing, settings, slot in right)
+                    for slot, own in enumerate(verdicts)
                 )
             )
         )
 
-    def _right(self, request: JudgeRequest, judged: Judged) -> bool:
-        """Whether a member's own judgment found it right (its reward, calibrated, leans right)."""
-        verdict = judged.outcome
-        if not isinstance(verdict, Verdict):
+    def _alone(
+        self, built: JudgeRequest, member: JudgeRequest, budget: Budget, settings: GroupSettings
+    ) -> Own:
+        """A member's own verdict, short of the judge's (off the loop: the rule may take a while):
+        with ``compare_decided`` the rule's where it is sure (a wrong one is its reward; a right one
+        is kept for the comparisons), a pre-check's, or the request to judge alone."""
+        if settings.compare_decided:  # the rule has not been asked yet
+            decision = self._steps.rule_decision(member)
+            if decision.decided and decision.verdict.reward < RIGHT_OUTCOME:
+                return Own(member, self._steps.rule_reward(member, budget, decision))
+            if decision.decided:
+                return Own(member, rule=decision)
+            member = self._steps.undecided(member, decision)
+        shown = graded_request(built, self._config, self._steps.profile, member.final_answer)
+        if isinstance(shown, PrecheckVerdict):
+            return Own(built, self._steps.decided(built, budget, shown))
+        return Own(shown)
+
+    def _right(self, own: Own) -> bool:
+        """Whether a member's own verdict found it right: the rule's, or the judge's (calibrated)."""
+        if own.rule is not None:
+            return True
+        verdict = None if own.judged is None else own.judged.outcome
+        if own.decided is not None or not isinstance(verdict, Verdict):
             return False
         calibrated = self._steps.finisher.calibration.apply(
-            verdict.score, verdict.confidence, request.answer_type
+            verdict.score, verdict.confidence, own.request.answer_type
         )
         return calibrated.reward >= RIGHT_OUTCOME
 
     async def _anchored_reward(
-        self,
-        request: JudgeRequest | RewardResult,
-        judged: Judged | None,
-        scored: Scored | None,
-        comparing: Budget,
-        settings: GroupSettings,
-        right: bool,
+        self, own: Own, scored: Scored | None, comparing: Budget, settings: GroupSettings, right: bool
     ) -> RewardResult:
-        """One anchored member's reward: a pre-check's, the fallback's when its own judgment
-        failed, else that judgment mixed with its comparisons."""
-        if isinstance(request, RewardResult):
-            return request
-        assert judged is not None  # every request judged alone has its judgment
-        if not isinstance(judged.outcome, Verdict):
-            return await self._steps.afall_back(request, comparing, judged.outcome)
+        """One anchored member's reward: a rule's or a pre-check's, the fallback's when its own
+        judgment failed, else its own verdict mixed with its comparisons."""
+        if own.decided is not None:
+            return own.decided
         if scored is None:
-            why = "compared with nothing (no other member judged right)" if right else "not compared"
+            why = "compared with nothing (no other member found right)" if right else "not compared"
             mix = AnchoredMix(None, settings.comparison_weight, why)
         else:
             explanation, reason = _described(scored, settings)
@@ -224,8 +226,19 @@ class GroupScoring:
             mix = AnchoredMix(
                 score, settings.comparison_weight, summary, scored.scores.comparisons[scored.slot], reason
             )
+        if own.rule is not None:  # right by rule: compared with the others found right
+            if mix.score is None:
+                return self._steps.rule_reward(own.request, comparing, own.rule)
+            reward, note = mix.mixed(own.rule.verdict.reward)
+            return self._steps.finisher.finish(
+                own.request, comparing.started, reward, "judge", f"{rule_explanation(own.rule)} ({note})",
+                reason=mix.reason, comparisons=mix.comparisons,
+            )  # fmt: skip
+        assert own.judged is not None  # a member neither ruled nor pre-checked was judged alone
+        if not isinstance(own.judged.outcome, Verdict):
+            return await self._steps.afall_back(own.request, comparing, own.judged.outcome)
         return self._steps.finisher.from_verdict(
-            request, comparing.started, judged.outcome, judged.source, anchor=mix
+            own.request, comparing.started, own.judged.outcome, own.judged.source, anchor=mix
         )
 
     async def _compared(
@@ -308,6 +321,22 @@ class GroupScoring:
             request, comparing.started, score, "judge", explanation, reason=reason,
             comparisons=scored.scores.comparisons[scored.slot],
         )  # fmt: skip
+
+
+class Own(NamedTuple):
+    """An anchored member's own verdict: its ``request`` (as judged alone, or as compared when the
+    rule proved it right), and one of: the reward a rule or pre-check ``decided``, the ``rule``'s
+    sure decision that it is right, or (once asked) the judge's verdict, ``judged``."""
+
+    request: JudgeRequest
+    decided: RewardResult | None = None
+    rule: CascadeDecision | None = None
+    judged: Judged | None = None
+
+    @property
+    def asks_judge(self) -> bool:
+        """Whether it is still to be judged alone."""
+        return self.decided is None and self.rule is None and self.judged is None
 
 
 class Scored(NamedTuple):

@@ -174,11 +174,27 @@ def test_cascade_members_the_rule_proves_are_not_compared_unless_asked(tmp_path)
     assert [r["source"] for r in results[:2]] == ["rule", "rule"] and results[0]["reward"] == 1.0
     # The two the rule was unsure of, each judged alone: the rule decided others, so no comparison.
     assert len(backend.requests) == 2 and backend.comparisons == []
-    backend = position_biased()
-    config["group"] = {"mode": "pairwise", "compare_decided": True}
+
+
+def test_compare_decided_compares_the_members_the_rule_proves_right_with_those_judged_right(tmp_path):
+    """Issue 41: compare_decided compared every member on the relative scale, so a hedge could
+    out-earn the member the rule proves wrong. Now the rule proves "4." right and "5." wrong, the
+    judge finds "I would say four" right and the hedge wrong, and only the two right are compared."""
+    completions = ["The answer is 4.", "The answer is 5.", "Four, I think, or maybe five", "I would say four"]
+    items = [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": "NUMBER"} for c in completions]
+    backend = FairJudge({"I would say four"})  # of the two right ones, it prefers the words
+    group = {"mode": "pairwise", "compare_decided": True}
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": group}
     with JudgeRewardSystem(config, backend=backend) as rs:
-        rs.reward_group(items)
-    assert len(backend.requests) == 12
+        results = rs.reward_group(items)
+    assert len([r for r in backend.requests if not r.responses]) == 2  # the two the rule is unsure of
+    assert sorted(tuple(c.responses) for c in backend.comparisons) == [
+        ("I would say four", "The answer is 4."), ("The answer is 4.", "I would say four")
+    ]  # fmt: skip
+    assert [(r["source"], r["reward"]) for r in results[1:3]] == [("rule", 0.0), ("judge", 0.0)]
+    assert results[3]["reward"] > results[0]["reward"] >= 0.5  # right by rule, lowered by at most half
+    assert [r["reason"] for r in (results[0], results[3])] == ["pairwise", "pairwise"]
+    assert results[0]["explanation"].startswith("decided by rule")
 
 
 class FairJudge(ComparingBackend):
