@@ -12,6 +12,7 @@ from typing_extensions import TypedDict
 __all__ = [
     "JUDGE_DECIDED",
     "RIGHT_OUTCOME",
+    "AnchoredMix",
     "GroupComparison",
     "GroupComparisonDict",
     "ProcessMix",
@@ -19,6 +20,7 @@ __all__ = [
     "RewardResult",
     "Source",
     "judged_reward",
+    "right_only",
 ]
 
 Source = Literal["judge", "cache", "rule", "rule_fallback", "error"]
@@ -27,6 +29,18 @@ JUDGE_DECIDED: frozenset[str] = frozenset({"judge", "cache"})
 # An outcome score from which the task counts as done (the judge leans Yes): process rewards
 # count only for such outcomes.
 RIGHT_OUTCOME = 0.5
+
+
+def right_only(outcome: float, refinement: float | None, weight: float) -> float:
+    """``outcome`` refined by a score that can only lower it, and only where it is right: a right
+    outcome (at least ``RIGHT_OUTCOME``) times ``1 - weight * (1 - refinement)`` (itself when there
+    is no refinement), a wrong one times ``1 - weight`` whatever the refinement. So the refinement
+    never raises a wrong outcome, and a right outcome never earns less than a wrong one."""
+    if outcome < RIGHT_OUTCOME:
+        return outcome * (1.0 - weight)
+    if refinement is None:
+        return outcome
+    return outcome * (1.0 - weight * (1.0 - refinement))
 
 
 def judged_reward(result: RewardDict) -> float | None:
@@ -82,15 +96,16 @@ class ProcessMix:
 
     def mixed(self, outcome: float) -> tuple[float, str]:
         """The reward for ``outcome``, and the explanation of the mix."""
+        reward = right_only(outcome, self.aggregate, self.weight)
         if outcome < RIGHT_OUTCOME:
-            return outcome * (1.0 - self.weight), (
+            return reward, (
                 f"process: {self.summary}; the outcome is wrong, so its turns earn nothing: "
                 f"outcome x {1.0 - self.weight:.2f}"
             )
         if self.aggregate is None:
-            return outcome, f"process: {self.summary}, outcome only"
+            return reward, f"process: {self.summary}, outcome only"
         factor = 1.0 - self.weight * (1.0 - self.aggregate)
-        return outcome * factor, f"process: {self.summary}: outcome x {factor:.2f}"
+        return reward, f"process: {self.summary}: outcome x {factor:.2f}"
 
     def checked(self) -> ProcessMix:
         """These scores as they may leave the system: a turn's score that is not a finite number in
@@ -103,6 +118,34 @@ class ProcessMix:
         left_out = sum(s is not None for s in self.scores) - sum(s is not None for s in scores)
         summary = f"{left_out} turn score(s) not a finite number in [0, 1] left out; {self.summary}"
         return ProcessMix(scores, aggregate, self.weight, summary)
+
+
+@dataclass(frozen=True)
+class AnchoredMix:
+    """A group member's comparative ``score`` (None: it was not compared, or none of its
+    comparisons came back), anchored by the member's own judgment (docs/groups.md, "Anchored
+    comparisons"): the comparisons can lower a member judged right by at most ``weight``, and a
+    member judged wrong is paid ``alone * (1 - weight)`` whatever they say (``right_only``). The
+    comparisons it took part in, its reason, and a summary for the explanation."""
+
+    score: float | None
+    weight: float
+    summary: str
+    comparisons: list[GroupComparison] | None = None
+    reason: str | None = None
+
+    def mixed(self, alone: float) -> tuple[float, str]:
+        """The reward for the member's own judgment ``alone``, and the explanation of the mix."""
+        reward = right_only(alone, self.score, self.weight)
+        if alone < RIGHT_OUTCOME:
+            return reward, (
+                "anchored: judged wrong alone, so comparisons earn it nothing: "
+                f"{alone:.2f} x {1.0 - self.weight:.2f}"
+            )
+        if self.score is None:
+            return reward, f"anchored: judged right alone; {self.summary}"
+        factor = 1.0 - self.weight * (1.0 - self.score)
+        return reward, f"anchored: judged right alone; {self.summary}: {alone:.2f} x {factor:.2f}"
 
 
 def _unit(value: float) -> bool:

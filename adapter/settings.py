@@ -40,6 +40,12 @@ class GroupSettings(BaseModel):
     shifts (every member in every position once), scored by mean rank. ``permutations`` no longer
     lowers that (fewer orders than members leak position into the scores): it is accepted, with a
     ``FutureWarning``, so that configs that set it still load.
+
+    With strategy ``cascade`` and a reference, a group the rule decides none of (or any group, with
+    ``compare_decided``) is anchored: each member is judged alone (by the rule where it is sure, with
+    ``compare_decided``), the members found right are compared among themselves, and the
+    comparisons can only lower a right member's reward (by at most ``comparison_weight``), never
+    raise a wrong one's.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,7 +80,14 @@ class GroupSettings(BaseModel):
     )
     compare_decided: bool = Field(
         default=False,
-        description="strategy cascade: also compare the members the rule decided (to order equals)",
+        description="strategy cascade: also compare the members the rule proves right (to order equals)",
+    )
+    comparison_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="strategy cascade, an anchored group (a reference, and the rule decides no member, or "
+        "compare_decided): the most the comparisons can take off a member found right alone",
     )
     max_members: int = Field(
         default=128,

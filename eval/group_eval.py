@@ -96,9 +96,14 @@ def _ordering(rewards: Sequence[float | None], rows: Sequence[EvalRow]) -> tuple
 
 
 def judgments_behind(results: Sequence[RewardDict]) -> int:
-    """Judge requests behind a group's rewards: distinct comparisons, or members judged alone."""
+    """Judge requests behind a group's rewards: distinct comparisons, and members judged alone (a
+    reward without comparisons, or an anchored one: its own judgment's score beside them)."""
     shown = {tuple(c["shown"]) for r in results for c in (r.get("comparisons") or [])}
-    alone = sum(1 for r in results if r["source"] in JUDGE_DECIDED and not r.get("comparisons"))
+    alone = sum(
+        1
+        for r in results
+        if r["source"] in JUDGE_DECIDED and (not r.get("comparisons") or r.get("judge_score") is not None)
+    )
     return len(shown) + alone
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "ASYNC_MIN_TRL",
     "DEFAULT_NAME",
     "EXTRA_COLUMNS",
+    "STEP_SCORES_COLUMN",
     "AsyncJudgeRewardFunc",
     "JudgeRewardFunc",
     "async_judge_reward_func",
@@ -76,6 +77,10 @@ EXTRA_COLUMNS: dict[str, Literal["source", "explanation", "reason"]] = {
     "judge_explanation": "explanation",
     "judge_reason": "reason",
 }
+# With ``process:``, one more column: each completion's per-turn scores (``step_scores``: a list, one
+# per agent turn, or None). TRL takes one reward per completion (``GRPOTrainer._calculate_rewards``),
+# so a turn's score can reach it only as a logged value, never as a reward of its own.
+STEP_SCORES_COLUMN = "judge_step_scores"
 # The sync function judges its groups on this many threads at most (each waits on the judge's loop).
 MAX_GROUP_THREADS = 32
 
@@ -253,8 +258,9 @@ class _TrlJudgeReward:
         """Whether the config's ``group:`` block has the completions of a prompt judged together."""
         return self.config.group is not None and self.config.group.mode != "pointwise"
 
-    @staticmethod
-    def _report(results: Results, columns: Mapping[str, object]) -> Rewards:
+    def _report(self, results: Results, columns: Mapping[str, object]) -> Rewards:
+        """The rewards, after TRL's ``log_metric`` and ``log_extra`` were told about them (the
+        per-turn scores too, in ``STEP_SCORES_COLUMN``, when the config has ``process:``)."""
         log_metric = columns.get("log_metric")
         if callable(log_metric):
             for key, value in batch_metrics(results).items():
@@ -263,6 +269,8 @@ class _TrlJudgeReward:
         if callable(log_extra):
             for column, field in EXTRA_COLUMNS.items():
                 log_extra(column, [r[field] for r in results])
+            if self.config.process is not None:
+                log_extra(STEP_SCORES_COLUMN, [r["step_scores"] for r in results])
         return [r["reward"] for r in results]
 
 

@@ -30,7 +30,7 @@ from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import INVALID_INPUT, RewardMetrics
 from adapter.pipeline.calibration import JudgeCalibration
 from adapter.pipeline.inputs import InvalidInput
-from adapter.result import GroupComparison, ProcessMix, RewardResult, Source
+from adapter.result import AnchoredMix, GroupComparison, ProcessMix, RewardResult, Source
 from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = ["INVALID_REWARD", "ResultDetails", "RewardFinisher", "reward_problem"]
@@ -101,15 +101,19 @@ class RewardFinisher:
         verdict: Verdict,
         source: Source,
         process: ProcessMix | None = None,
+        anchor: AnchoredMix | None = None,
     ) -> RewardResult:
         """The reward of the judge's ``verdict`` (calibrated), mixed with an agent's per-turn
-        scores when ``process`` holds them."""
+        scores when ``process`` holds them, or with a group member's comparisons when ``anchor``
+        does (the verdict is then the member's own judgment: docs/groups.md)."""
         calibrated = self.calibration.apply(verdict.score, verdict.confidence, request.answer_type)
-        reward, steps = calibrated.reward, None
+        reward, steps, compared = calibrated.reward, None, None
         if process is not None:
             process = self._checked(process)
             reward, steps = process.mixed(reward)
-        notes = "; ".join(note for note in (calibrated.notes, steps) if note)
+        if anchor is not None:
+            reward, compared = anchor.mixed(reward)
+        notes = "; ".join(note for note in (calibrated.notes, steps, compared) if note)
         return self.finish(
             request,
             started,
@@ -124,6 +128,8 @@ class RewardFinisher:
             calibration=calibrated.applied,
             score=verdict.score,
             step_scores=None if process is None else process.scores,
+            comparisons=None if anchor is None else anchor.comparisons,
+            reason=None if anchor is None else anchor.reason,
         )
 
     def finish(

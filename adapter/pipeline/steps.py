@@ -24,7 +24,7 @@ from adapter.cache.verdict_cache import VerdictCache
 from adapter.config import RewardConfig
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.repeats import RepeatCounter
-from adapter.pipeline.cascade import rule_first
+from adapter.pipeline.cascade import CascadeDecision, rule_first
 from adapter.pipeline.fallback import RuleFallback
 from adapter.pipeline.finish import RewardFinisher
 from adapter.pipeline.graded_text import graded_request
@@ -37,7 +37,7 @@ from judge_vllm.errors import JudgeError, JudgeInputError
 from judge_vllm.profiles import JudgeProfile
 from judge_vllm.schemas import JudgeRequest
 
-__all__ = ["CASCADE_REASON", "CASCADE_RULE_SHARE", "JudgeOne", "RewardSteps", "ScoreOne"]
+__all__ = ["CASCADE_REASON", "CASCADE_RULE_SHARE", "JudgeOne", "RewardSteps", "ScoreOne", "rule_explanation"]
 
 logger = logging.getLogger("JudgeReward")
 
@@ -45,6 +45,12 @@ logger = logging.getLogger("JudgeReward")
 CASCADE_RULE_SHARE = 0.5
 # The reason of a reward the cascade's rule decided (docs/groups.md: it sets a group's scale).
 CASCADE_REASON = "cascade"
+
+
+def rule_explanation(decision: CascadeDecision) -> str:
+    """What a sure rule decided, for a reward's explanation."""
+    return f"decided by rule ({decision.verdict.reason}): {decision.verdict.explanation}"
+
 
 ScoreOne = Callable[[JudgeRequest | InvalidInput, Budget], Awaitable[RewardResult]]
 """The facade's whole path for one item (a rubric item by its rubric), within the budget."""
@@ -160,14 +166,29 @@ class RewardSteps:
     def cascaded(self, request: JudgeRequest, budget: Budget) -> JudgeRequest | RewardResult:
         """Strategy cascade: the rule reward where it is sure, else the request for the judge
         (with the rules' extracted answer for profiles that show the judge only that)."""
+        decision = self.rule_decision(request)
+        if decision.decided:
+            return self.rule_reward(request, budget, decision)
+        return self.undecided(request, decision)
+
+    def rule_decision(self, request: JudgeRequest) -> CascadeDecision:
+        """The cascade's rule on ``request``, counted: sure or not (may take up to the rules'
+        symbolic timeout: call it off the event loop)."""
         decision = rule_first(request, self._cascade_rules)
         self._metrics.record_cascade(decision.decided)
+        return decision
+
+    def rule_reward(self, request: JudgeRequest, budget: Budget, decision: CascadeDecision) -> RewardResult:
+        """The reward of a rule that is sure (source ``rule``, reason ``cascade``)."""
         verdict = decision.verdict
-        if decision.decided:
-            explanation = f"decided by rule ({verdict.reason}): {verdict.explanation}"
-            return self.finisher.finish(
-                request, budget.started, verdict.reward, "rule", explanation, reason=CASCADE_REASON
-            )
+        return self.finisher.finish(
+            request, budget.started, verdict.reward, "rule", rule_explanation(decision), reason=CASCADE_REASON
+        )
+
+    def undecided(self, request: JudgeRequest, decision: CascadeDecision) -> JudgeRequest:
+        """A request the rule is unsure of, for the judge: with the rules' extracted answer for
+        profiles that show the judge only that."""
+        verdict = decision.verdict
         if self.profile.judge_input == "final_answer" and verdict.extracted:
             return request.model_copy(update={"final_answer": verdict.extracted})
         return request

@@ -2,7 +2,16 @@
 
 from typing import get_type_hints
 
-from adapter.result import GroupComparison, GroupComparisonDict, RewardDict, RewardResult
+import pytest
+
+from adapter.result import (
+    AnchoredMix,
+    GroupComparison,
+    GroupComparisonDict,
+    RewardDict,
+    RewardResult,
+    right_only,
+)
 from adapter.rules.settings import RuleVerdict
 from adapter.rules.system import RuleRewardDict, RuleRewardSystem
 
@@ -36,3 +45,27 @@ def test_rule_reward_dict_is_the_verdict_with_its_source():
     reward = RuleRewardSystem().reward("What is 2+2?", "The answer is 4.", "4", "NUMBER")
     assert list(reward) == list(RuleRewardDict.__annotations__)
     assert reward["source"] == "rule" and reward["reward"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("alone", "score", "reward"),
+    [
+        (1.0, 1.0, 1.0),  # right, best of its peers: its own judgment
+        (1.0, 0.0, 0.5),  # right, worst of its peers: lowered by the whole weight
+        (0.8, 0.5, 0.6),  # 0.8 x (1 - 0.5 x 0.5)
+        (1.0, None, 1.0),  # right, compared with nothing
+        (0.4, 1.0, 0.2),  # wrong: whatever the comparisons say, 0.4 x (1 - 0.5)
+        (0.4, None, 0.2),
+        (0.0, 1.0, 0.0),  # a hedge judged wrong that every comparison preferred
+    ],
+)
+def test_an_anchored_member_earns_its_own_judgment_which_comparisons_only_lower(alone, score, reward):
+    mixed, explanation = AnchoredMix(score, 0.5, "compared").mixed(alone)
+    assert mixed == pytest.approx(reward)
+    assert explanation.startswith("anchored: judged " + ("right" if alone >= 0.5 else "wrong"))
+
+
+def test_a_member_judged_right_never_earns_less_than_one_judged_wrong():
+    lowest_right = min(right_only(p / 100, r / 10, 0.7) for p in range(50, 101) for r in range(11))
+    highest_wrong = max(right_only(p / 100, r / 10, 0.7) for p in range(50) for r in range(11))
+    assert lowest_right > highest_wrong

@@ -55,6 +55,22 @@ def test_a_judge_that_prefers_the_correct_member_orders_every_pair_right():
     assert all(s.judged_share == 1.0 for s in stats)
 
 
+def test_an_anchored_group_counts_each_members_own_judgment_beside_the_comparisons():
+    """Under the cascade, a group the rule decides none of is judged alone member by member, and
+    the members judged right (the two that hold the reference) are compared: 3 + 2 judgments."""
+    rows = [_row(0, "q", "It is ref, I would say +", 1.0), _row(1, "q", "no idea at all", 0.0),
+            _row(2, "q", "ref, I think ++", 1.0)]  # fmt: skip
+    config = RewardConfig(reward_timeout=5, batch_wait=0.01, strategy="cascade")
+
+    def judge(config):
+        return JudgeRewardSystem(config, backend=ComparingBackend(lambda text: text.count("+")))
+
+    (stats,) = evaluate_group_modes(
+        labelled_groups(rows), config, [parse_group_mode("pairwise", None)], make_judge=judge
+    )
+    assert (stats.judgments, stats.ordering_accuracy, stats.judged_share) == (3 + 2, 1.0, 1.0)
+
+
 def test_a_position_biased_judge_orders_at_chance():
     stats = _evaluate(lambda text: 0.0, modes=("pairwise", "listwise"))
     assert [s.ordering_accuracy for s in stats] == [0.5, 0.5]  # every member tied

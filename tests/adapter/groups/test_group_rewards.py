@@ -176,11 +176,27 @@ def test_cascade_members_the_rule_proves_are_not_compared_unless_asked(tmp_path)
     assert [r["source"] for r in results[:2]] == ["rule", "rule"] and results[0]["reward"] == 1.0
     # The two the rule was unsure of, each judged alone: the rule decided others, so no comparison.
     assert len(backend.requests) == 2 and backend.comparisons == []
-    backend = position_biased()
-    config["group"] = {"mode": "pairwise", "compare_decided": True}
+
+
+def test_compare_decided_compares_the_members_the_rule_proves_right_with_those_judged_right(tmp_path):
+    """Issue 41: compare_decided compared every member on the relative scale, so a hedge could
+    out-earn the member the rule proves wrong. Now the rule proves "4." right and "5." wrong, the
+    judge finds "I would say four" right and the hedge wrong, and only the two right are compared."""
+    completions = ["The answer is 4.", "The answer is 5.", "Four, I think, or maybe five", "I would say four"]
+    items = [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": "NUMBER"} for c in completions]
+    backend = FairJudge({"I would say four"})  # of the two right ones, it prefers the words
+    group = {"mode": "pairwise", "compare_decided": True}
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": group}
     with JudgeRewardSystem(config, backend=backend) as rs:
-        rs.reward_group(items)
-    assert len(backend.requests) == 12
+        results = rs.reward_group(items)
+    assert len([r for r in backend.requests if not r.responses]) == 2  # the two the rule is unsure of
+    assert sorted(tuple(c.responses) for c in backend.comparisons) == [
+        ("I would say four", "The answer is 4."), ("The answer is 4.", "I would say four")
+    ]  # fmt: skip
+    assert [(r["source"], r["reward"]) for r in results[1:3]] == [("rule", 0.0), ("judge", 0.0)]
+    assert results[3]["reward"] > results[0]["reward"] >= 0.5  # right by rule, lowered by at most half
+    assert [r["reason"] for r in (results[0], results[3])] == ["pairwise", "pairwise"]
+    assert results[0]["explanation"].startswith("decided by rule")
 
 
 class FairJudge(ComparingBackend):
@@ -225,15 +241,61 @@ def test_under_the_cascade_an_unsure_member_never_out_earns_a_plainly_wrong_one_
         assert (completion, result["reward"], result["comparisons"]) == (completion, judged, None)
 
 
-def test_under_the_cascade_a_group_the_rule_decides_nothing_of_is_still_compared(tmp_path):
-    backend = FairJudge({WORDS_RIGHT})
-    completions = ["41 or 42", "Maybe 41, maybe 42.", WORDS_RIGHT]
+RIGHT_DIGITS = "Forty-two, since 6*7 is 42 and 7*6 is too."
+HEDGE = "Either 41 or 42, hard to say."
+WRONG_WORDS = "I believe it's forty-one."
+
+
+def test_under_the_cascade_a_group_the_rule_decides_nothing_of_compares_only_the_members_judged_right(tmp_path):
+    """Each member is judged alone against the reference; those judged right are compared among
+    themselves (here equals: a tie), those judged wrong keep their own judgment and meet nobody."""
+    backend = FairJudge({WORDS_RIGHT, RIGHT_DIGITS})
+    completions = ["41 or 42", "Maybe 41, maybe 42.", WORDS_RIGHT, RIGHT_DIGITS]
     config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = rs.reward_group(_six_sevens(*completions))
-    assert all(r["source"] == "judge" and r["reason"] == "pairwise" for r in results)
-    assert results[2]["reward"] > results[0]["reward"] == pytest.approx(results[1]["reward"])
-    assert len(backend.comparisons) == 6
+    assert all(r["source"] == "judge" for r in results)  # the rule decided none of them
+    assert len([r for r in backend.requests if not r.responses]) == 4  # each judged alone, once
+    assert sorted(tuple(c.responses) for c in backend.comparisons) == [
+        (RIGHT_DIGITS, WORDS_RIGHT), (WORDS_RIGHT, RIGHT_DIGITS)
+    ]  # fmt: skip
+    assert [(r["reward"], r["comparisons"]) for r in results[:2]] == [(0.0, None), (0.0, None)]
+    for result in results[2:]:  # right, tied with the other right one: 1 x (1 - 0.5 x (1 - 0.5))
+        assert (result["reward"], result["reason"]) == (pytest.approx(0.75), "pairwise")
+        assert {tuple(c["shown"]) for c in result["comparisons"]} == {(2, 3), (3, 2)}
+
+
+class HedgeFooledJudge(ComparingBackend):
+    """Alone, a fair judge of "What is 6*7?" (right when the completion is in ``right``); comparing,
+    a judge a hedge can fool: it prefers whichever response writes the digits "42"."""
+
+    def __init__(self, right: set[str], ranks: bool) -> None:
+        super().__init__(lambda text: float("42" in text), ranks=ranks)
+        self.right = right
+
+    def _judge(self, request):
+        if request.responses:
+            return super()._judge(request)
+        right = request.completion in self.right
+        return Verdict(score=1.0 if right else 0.0, label="right" if right else "wrong")
+
+
+@pytest.mark.parametrize("mode", ["pairwise", "listwise"])
+def test_where_the_rule_decides_no_member_a_hedge_earns_no_more_than_a_wrong_answer(tmp_path, mode):
+    """Issue 41: compared among themselves, "Either 41 or 42, hard to say." earned 0.57 (pairwise)
+    and 0.67 (listwise) beside "I believe it's forty-one."'s 0.30 and 0.0, and more than a right
+    answer in words, though no judgment ever called it right."""
+    completions = [WORDS_RIGHT, HEDGE, WRONG_WORDS, RIGHT_DIGITS]
+    backend = HedgeFooledJudge({WORDS_RIGHT, RIGHT_DIGITS}, ranks=mode == "listwise")
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": mode}}
+    with JudgeRewardSystem(config, backend=backend) as rs:
+        results = dict(zip(completions, rs.reward_group(_six_sevens(*completions)), strict=True))
+    assert all(r["source"] == "judge" for r in results.values())  # the rule decided none of them
+    rewards = {c: r["reward"] for c, r in results.items()}
+    assert rewards[HEDGE] <= rewards[WRONG_WORDS]
+    assert min(rewards[WORDS_RIGHT], rewards[RIGHT_DIGITS]) > max(rewards[HEDGE], rewards[WRONG_WORDS])
+    assert rewards[RIGHT_DIGITS] > rewards[WORDS_RIGHT]  # the comparisons still order the right ones
+    assert not any(HEDGE in c.responses or WRONG_WORDS in c.responses for c in backend.comparisons)
 
 
 def test_a_large_group_asks_at_most_its_budget_of_comparisons_and_compares_every_member(tmp_path):

@@ -11,7 +11,7 @@ from adapter import JudgeRewardSystem
 from adapter.integrations import trl as trl_integration
 from adapter.integrations.trl import judge_reward_func
 from judge_vllm.testing.fake_backend import ComparingBackend
-from tiny_grpo import run_tool_grpo, step_logs
+from tiny_grpo import completions_table, run_tool_grpo, step_logs
 
 QUESTION = [{"role": "user", "content": "How many people live in Oslo, according to the city database?"}]
 POPULATION = {"Oslo": "709,037"}
@@ -122,3 +122,56 @@ def test_grpo_trainer_with_tools_rewards_the_call_that_worked(fake_judge, tmp_pa
     [log] = step_logs(trainer)
     assert log["tools/call_frequency"] == 1.0 and log["tools/failure_frequency"] == 0.5
     assert log["rewards/judge_reward/mean"] == 0.5
+
+
+def _retried(first_result: object) -> list[dict[str, object]]:
+    """A TRL completion whose first lookup got ``first_result`` and whose second worked."""
+    retry = {"type": "function", "function": {"name": "city_population", "arguments": {"city": "Oslo"}}}
+    first = trl_completion(first_result)[:2]
+    return [*first, {"role": "assistant", "content": "", "tool_calls": [retry]},
+            {"role": "tool", "name": "city_population", "content": city_population("Oslo")},
+            {"role": "assistant", "content": REPLY}]  # fmt: skip
+
+
+def test_with_process_rewards_each_completions_turn_scores_go_to_trls_completions_table(fake_judge, tmp_path):
+    """TRL takes one reward per completion; the turns' scores go beside it, as a column of its table."""
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "process": {"weight": 0.5}}
+    reward = judge_reward_func(config, tools=[city_population])
+    extra: dict[str, list[object]] = {}
+    completions = [_retried({"error": "'Olso'"}), trl_completion(city_population("Oslo"))]
+    try:
+        rewards = reward(prompts=[QUESTION] * 2, completions=completions, answer=["709,037"] * 2,
+                         log_extra=extra.__setitem__)  # fmt: skip
+    finally:
+        reward.close()
+    assert extra[trl_integration.STEP_SCORES_COLUMN] == [[0.0, 1.0], [1.0]]
+    assert rewards == [0.75, 1.0]  # the failed lookup costs a quarter: mean 0.5, weight 0.5
+
+
+@pytest.mark.slow
+def test_grpo_trainer_with_tools_and_process_rewards_logs_each_turns_score(fake_judge, tmp_path):
+    """Through TRL's own tool loop and completions table: the run that retried after its tool
+    raised has a bad first turn and a good second one; the run that looked up once, one good turn."""
+    calls = iter(["Olso", "Oslo"])
+
+    def policy(text: str) -> str:
+        last = text.rsplit("<tool_response>", 1)
+        if len(last) == 1:
+            city = next(calls)
+        elif "error" in last[1]:
+            city = "Oslo"
+        else:
+            return REPLY + "<|im_end|>"
+        arguments = json.dumps({"name": "city_population", "arguments": {"city": city}})
+        return f"<tool_call>\n{arguments}\n</tool_call><|im_end|>"
+
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "process": {"weight": 0.5}}
+    reward = judge_reward_func(config, tools=[city_population])
+    try:
+        run_tool_grpo(reward, tmp_path, {"prompt": [QUESTION], "answer": ["709,037"]}, [city_population], policy)
+    finally:
+        reward.close()
+    table = completions_table(tmp_path, 1)
+    scores = [list(s) for s in table[trl_integration.STEP_SCORES_COLUMN]]
+    assert scores == [[0.0, 1.0], [1.0]]
+    assert list(table["judge_reward"]) == [0.75, 1.0]
