@@ -186,7 +186,8 @@ def test_compare_decided_compares_the_members_the_rule_proves_right_with_those_j
     items = [{"prompt": "2+2?", "completion": c, "answer": "4", "answer_type": "NUMBER"} for c in completions]
     backend = FairJudge({"I would say four"})  # of the two right ones, it prefers the words
     group = {"mode": "pairwise", "compare_decided": True}
-    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": group}
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": group,
+              "startup_check": "off"}  # the backend's calls are counted
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = rs.reward_group(items)
     assert len([r for r in backend.requests if not r.responses]) == 2  # the two the rule is unsure of
@@ -229,7 +230,8 @@ def _six_sevens(*completions):
 def test_under_the_cascade_an_unsure_member_never_out_earns_a_plainly_wrong_one_unless_judged_right(tmp_path):
     """Issue 33: compared only among themselves, hedges earned 0.5 each next to a plain wrong 0."""
     backend = FairJudge({WORDS_RIGHT})
-    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"},
+              "startup_check": "off"}  # fmt: skip  # the backend's calls are counted
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = dict(zip(SIX_SEVENS, rs.reward_group(_six_sevens(*SIX_SEVENS)), strict=True))
     assert (results["42"]["source"], results["42"]["reward"]) == ("rule", 1.0)
@@ -251,7 +253,8 @@ def test_under_the_cascade_a_group_the_rule_decides_nothing_of_compares_only_the
     themselves (here equals: a tie), those judged wrong keep their own judgment and meet nobody."""
     backend = FairJudge({WORDS_RIGHT, RIGHT_DIGITS})
     completions = ["41 or 42", "Maybe 41, maybe 42.", WORDS_RIGHT, RIGHT_DIGITS]
-    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"}}
+    config = {"use_cache": False, "reward_timeout": 5, "strategy": "cascade", "group": {"mode": "pairwise"},
+              "startup_check": "off"}  # fmt: skip  # the backend's calls are counted
     with JudgeRewardSystem(config, backend=backend) as rs:
         results = rs.reward_group(_six_sevens(*completions))
     assert all(r["source"] == "judge" for r in results)  # the rule decided none of them

@@ -72,7 +72,7 @@ def test_the_fallback_warning_names_the_judge_it_cannot_reach_and_how_to_check_i
     port = free_port()  # a port nobody listens on
     caplog.set_level("WARNING", logger="JudgeReward")
     config = {"judge_url": f"http://alice:pw-warning-3391@127.0.0.1:{port}", "cache_dir": str(tmp_path),
-              "reward_timeout": 2.0, "max_retries": 0, "model": "m"}  # fmt: skip
+              "reward_timeout": 2.0, "max_retries": 0, "model": "m", "startup_check": "off"}  # fmt: skip
     with JudgeRewardSystem(config) as rs:
         result = rs.reward("What is 2+2?", "The answer is 5.", "4", "NUMBER")
     assert (result["source"], result["reason"]) == ("rule_fallback", "Judge unavailable")
