@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from adapter.rules.extract import anchored_answer
-from adapter.rules.text import text_match
+from adapter.rules.extraction.anchors import anchored_answer
+from adapter.rules.extraction.texts import text_match
 
 __all__ = ["chosen_letters", "gold_letters", "letters_of", "parse_options"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapter.rules.answer_types import GRAMMARS
-from adapter.rules.extract import anchored_answer
+from adapter.rules.extraction.anchors import anchored_answer
 from adapter.rules.settings import RuleSettings
 
 __all__ = ["extract_final_answer"]

@@ -19,7 +19,7 @@ from fractions import Fraction
 from lark import Token, Tree
 
 from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
-from adapter.rules.extract import trailing_expression
+from adapter.rules.extraction.anchors import trailing_expression
 from adapter.rules.statement import Reading, readings, span, unwrap
 from adapter.rules.symbolic import math_differs, math_equal
 

@@ -24,7 +24,7 @@ from fractions import Fraction
 from lark import Token, Tree
 
 from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
-from adapter.rules.number import final_number_text
+from adapter.rules.extraction.numbers import final_number_text
 from adapter.rules.statement import Reading, readings, span, unwrap
 from adapter.rules.symbolic import math_equal
 
@@ -208,7 +208,7 @@ class NumberGrammar:
     judge_hints: str | None = None  # built in: judge_prompts/profiles/rubric/number.j2
 
     def extract(self, text: str, anchored: str | None) -> str | None:
-        """The final number stated (``rules.number.final_number_text``)."""
+        """The final number stated (``rules.extraction.numbers.final_number_text``)."""
         return final_number_text(text, anchored)
 
     def _quantity(self, node: Tree[Token], question: Question | None) -> Quantity | None:

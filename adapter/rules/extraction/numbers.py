@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from adapter.rules.extract import trailing_expression
+from adapter.rules.extraction.anchors import trailing_expression
 
 __all__ = [
     "committed_value",
