@@ -9,8 +9,8 @@ from adapter.rules.answer_format import format_issue
 from adapter.rules.answer_types import GRAMMARS
 from adapter.rules.choice import gold_letters
 from adapter.rules.extraction.anchors import anchored_answer
-from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
 from adapter.rules.extraction.numbers import parse_number
+from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
 from adapter.rules.proof import Proof, prove
 from adapter.rules.settings import RuleSettings, RuleVerdict
 from judge_vllm.schemas import AnswerType, coerce_text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -23,11 +24,10 @@ class RuleSettings(BaseModel):
         ge=0.0,
         le=1.0,
         description=(
-            "relative tolerance for NUMBER; references exact as written (integers, fractions with a finite "
-            "decimal, decimals coarser than it) are compared exactly"
+            "relative tolerance for NUMBER, only where the reference is a decimal with more significant "
+            "digits than it resolves; any other reference is compared exactly"
         ),
     )
-    abs_tol: float = Field(default=1e-8, ge=0.0, le=1.0, description="absolute tolerance for NUMBER")
     symbolic_timeout: float = Field(
         default=2.0, gt=0.0, le=60.0, description="bound on the symbolic checks of one completion"
     )
@@ -47,6 +47,14 @@ class RuleSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _renamed_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "abs_tol" in data:
+            data = {k: v for k, v in data.items() if k != "abs_tol"}
+            warnings.warn(
+                "rules: abs_tol no longer has an effect (a number is compared exactly, or within rel_tol "
+                "where the reference is an inexact decimal): remove it",
+                FutureWarning,
+                stacklevel=2,
+            )
         return rename_deprecated_keys(data, cls.RENAMED_KEYS, "rules")
 
 

@@ -57,7 +57,7 @@ def test_nested_and_flat_dicts():
     [
         ({"max_batch_sise": 4}, "unknown key 'max_batch_sise' (did you mean 'max_batch_size'?); every key: docs/config-reference.md"),
         ({"group": {"oponents": 3}}, "unknown key 'group.oponents' (did you mean 'opponents'?); allowed keys: mode, schedule, opponents,"),
-        ({"rules": {"rel_tl": 1}}, "unknown key 'rules.rel_tl' (did you mean 'rel_tol'?); allowed keys: rel_tol, abs_tol,"),
+        ({"rules": {"rel_tl": 1}}, "unknown key 'rules.rel_tl' (did you mean 'rel_tol'?); allowed keys: rel_tol, symbolic_timeout,"),
         ({"max_batch_size": 0}, "max_batch_size: Input should be greater than or equal to 1"),
         ({"reward_timeout": -1}, "reward_timeout: Input should be greater than 0"),
         ({"mode": "slow"}, "mode: Input should be 'verdict' or 'fast'"),

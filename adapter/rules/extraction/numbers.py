@@ -10,18 +10,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from fractions import Fraction
 
 from adapter.rules.extraction.anchors import trailing_expression
 
-__all__ = [
-    "committed_value",
-    "final_number_text",
-    "numbers_equal",
-    "parse_number",
-    "standing_numbers",
-    "stated_exactly",
-]
+__all__ = ["committed_value", "final_number_text", "parse_number", "standing_numbers"]
 
 _NUM = r"(?:[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)"
 _NUM_RE = re.compile(_NUM)
@@ -30,7 +22,6 @@ _SPACED_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 _FRAC = re.compile(
     r"^([-+]?)\\[dt]?frac\s*(?:\{\s*(" + _NUM + r")\s*\}\s*\{\s*(" + _NUM + r")\s*\}|(\d)\s*(\d))$"
 )
-_MANTISSA = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?(?:[eE]([-+]?\d+))?")
 _SLASH = re.compile(r"^(" + _NUM + r")\s*/\s*(" + _NUM + r")$")
 _TIMES_TEN = re.compile(r"^(" + _NUM + r")\s*(?:\\times|\\cdot|×|x|\*)\s*10\s*\^\s*\{?\s*([-+]?\d+)\s*\}?$")
 _MULTIPLIER = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
@@ -131,13 +122,6 @@ def _without_units(text: str) -> str:
 
 def parse_number(text: str) -> tuple[float, bool] | None:
     """(value, is_percent) for a string that is one number in any common notation, else None."""
-    parsed = _parse(text)
-    return None if parsed is None else (parsed[0], parsed[1])
-
-
-def _parse(text: str) -> tuple[float, bool, float] | None:
-    """(value, is_percent, unit of the last stated digit) for one number, else None. The unit is
-    0 for a fraction (its value is exact): "3.14" -> 0.01, "1.5 million" -> 100000, "2/3" -> 0."""
     if not isinstance(text, str) or len(text) > 200:
         return None
     s = _clean(text)
@@ -157,22 +141,7 @@ def _parse(text: str) -> tuple[float, bool, float] | None:
     value = _value(s)
     if value is None or not math.isfinite(value * scale):
         return None
-    return value * scale, percent, _last_digit_unit(s) * scale
-
-
-def _last_digit_unit(s: str) -> float:
-    """The place value of the last digit of a decimal ("3.14" -> 0.01, "1.5e3" -> 100); 0 when the
-    number is a fraction (exact)."""
-    times_ten = _TIMES_TEN.match(s)
-    mantissa, exponent = (times_ten.group(1), int(times_ten.group(2))) if times_ten else (s, 0)
-    plain = _MANTISSA.fullmatch(mantissa)
-    if plain is None:
-        return 0.0
-    decimals = len(plain.group(1) or "")
-    try:
-        return 10.0 ** (exponent + int(plain.group(2) or 0) - decimals)
-    except OverflowError:
-        return math.inf
+    return value * scale, percent
 
 
 def _value(s: str) -> float | None:
@@ -202,66 +171,6 @@ def _ratio(top: str, bottom: str) -> float:
 
 def _to_float(token: str) -> float:
     return float(token.replace(",", ""))
-
-
-# Two floats that differ only by binary rounding ("0.1 + 0.2") are the same number.
-FLOAT_NOISE = 1e-12
-
-
-def stated_exactly(gold: str, rel_tol: float) -> bool:
-    """True when the reference's value is exact as written: an integer ("86400", "1e6", "1.5
-    million"), a fraction with a finite decimal ("1/2", "\\frac{3}{8}"), or a plain decimal written
-    more coarsely than the tolerance ("3.14" at 1e-4). A tolerance would then only let near misses
-    in (86399 for 86400, 999950 for 1000000, 0.50001 for 1/2)."""
-    parsed = _parse(gold)
-    if parsed is None:
-        return False
-    value, _, unit = parsed
-    if value.is_integer():
-        return True  # "86400", "1e6", "1.5 million"
-    if unit == 0.0:
-        return _finite_decimal(value)
-    return unit / abs(value) >= rel_tol
-
-
-def _finite_decimal(value: float) -> bool:
-    """A fraction whose denominator (in lowest terms) has no prime factor but 2 and 5."""
-    denominator = Fraction(value).limit_denominator(10**9).denominator
-    for prime in (2, 5):
-        while denominator % prime == 0:
-            denominator //= prime
-    return denominator == 1
-
-
-# An answer whose last digit is worth this many tolerances or more is rounded past what the
-# tolerance forgives ("3" for 3.0001 at 1e-4); "0.3333" for 1/3 (3 tolerances) is not.
-COARSE_ANSWER_TOLERANCES = 10
-
-
-def _coarser_than(parsed: tuple[float, bool, float], rel_tol: float) -> bool:
-    """A decimal stated far more coarsely than the tolerance: equal to the reference only when exact."""
-    value, _, unit = parsed
-    return value != 0.0 and unit != 0.0 and unit / abs(value) >= COARSE_ANSWER_TOLERANCES * rel_tol
-
-
-def _candidates(parsed: tuple[float, bool, float]) -> set[float]:
-    """The values a number may stand for: a percent also stands for its fraction."""
-    value, percent, _ = parsed
-    return {value} | ({value / 100} if percent else set())
-
-
-def numbers_equal(gold: str, pred: str, rel_tol: float, abs_tol: float) -> bool:
-    """True when both parse and are the same number (a percent may stand for its fraction):
-    exactly, when the reference is ``stated_exactly`` or the answer is stated more coarsely than
-    the tolerance; else within ``rel_tol`` / ``abs_tol``."""
-    g, p = _parse(gold), _parse(pred)
-    if g is None or p is None:
-        return False
-    if stated_exactly(gold, rel_tol) or _coarser_than(p, rel_tol):
-        rel_tol, abs_tol = FLOAT_NOISE, 0.0  # a rounded answer ("3" for 3.0001) is no near match
-    return any(
-        math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol) for a in _candidates(g) for b in _candidates(p)
-    )
 
 
 def standing_numbers(text: str) -> list[re.Match[str]]:
