@@ -29,7 +29,13 @@ from typing import Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from adapter.rules import RuleSettings
-from adapter.settings import ConfidenceCalibration, GroupSettings, ProcessSettings, parse_rubric
+from adapter.settings import (
+    AuditSettings,
+    ConfidenceCalibration,
+    GroupSettings,
+    ProcessSettings,
+    parse_rubric,
+)
 from judge_vllm.errors import JudgeConfigError, JudgeInputError, did_you_mean
 from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.renamed_keys import rename_deprecated_keys
@@ -154,6 +160,10 @@ class RewardConfig(JudgeClientConfig):
         description='this system\'s series on the endpoint: reward="<name>" (-2, -3... when taken)',
     )
     tracing: bool = Field(default=False, description="an OpenTelemetry span per judge call, when installed")
+    audit: AuditSettings = Field(
+        default_factory=AuditSettings,
+        description="the shadow audit of the rule's decisions (below)",
+    )
     # The judgment log (adapter/observability/judgment_log.py): at most max_bytes x (backups + 1) on disk.
     judgment_log_path: Path | None = Field(
         default=None, description="JSONL audit log of sampled rewards ({pid}: the process id); None = off"
@@ -370,7 +380,11 @@ def _sibling_keys(loc: tuple[int | str, ...]) -> list[str]:
     model: type[BaseModel] = RewardConfig
     for part in loc[:-1]:
         field = model.model_fields.get(str(part))
-        nested = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)] if field else []
+        nested = (
+            [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)]
+            if field
+            else []
+        )
         models = [t for t in nested if issubclass(t, BaseModel)]
         if not models:
             return []

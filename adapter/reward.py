@@ -9,6 +9,7 @@ step below reads. The path of one reward, each step in a module of its own:
       graded_text                 the completion after its reasoning (and its final answer)
       prechecks.precheck          decided by rule -> source "rule"
       cascade.rule_first          strategy cascade: the rule reward where sure -> "rule", "cascade"
+                                  (a sample judged too, in the background: the shadow audit)
       VerdictCache.get            once the model is known -> "cache"
     _judge_part                 on the loop thread, the request carrying its budget:
       dispatch.JudgeDispatcher    single-flight, breaker, ``budget.judge_by``, micro-batcher,
@@ -53,6 +54,7 @@ from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.metrics_endpoint import serve_metrics
 from adapter.observability.repeats import RepeatCounter, is_reported
+from adapter.observability.shadow_audit import ShadowAudit
 from adapter.pipeline.finish import RewardFinisher
 from adapter.pipeline.inputs import (
     InvalidInput,
@@ -66,7 +68,7 @@ from adapter.pipeline.steps import RewardSteps
 from adapter.process.judge import ProcessJudge
 from adapter.result import RewardDict, RewardResult
 from adapter.rubrics.scoring import RubricScoring
-from judge_vllm.backend import JudgeBackend
+from judge_vllm.backend import JudgeBackend, Outcome
 from judge_vllm.budget import Budget
 from judge_vllm.errors import (
     JudgeConfigError,
@@ -146,6 +148,9 @@ class BaseJudgeReward:
         self._repeats = RepeatCounter()
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
+        self.shadow_audit = ShadowAudit(
+            self.config.audit, self._shadow_judge, self._loop.submit, self.judgment_log
+        )
         self._steps = RewardSteps(
             self.config,
             self._client_config.judge_profile(),
@@ -155,6 +160,7 @@ class BaseJudgeReward:
             self._repeats,
             self._cache,
             self._cache_key,
+            self.shadow_audit,
         )
         self._rubrics = RubricScoring(self._steps, self._judge_parts)
         self._groups = GroupScoring(self._steps, self._judge_parts, self._score, self._judged)
@@ -255,6 +261,7 @@ class BaseJudgeReward:
             "mode": self.config.mode,
             "profile": self.config.profile,
             "judgment_log": self.judgment_log.snapshot(),
+            "shadow_audit": self.shadow_audit.snapshot(),
         }
         if isinstance(client, ReplicaPool):
             pool = client.snapshot()
@@ -443,6 +450,12 @@ class BaseJudgeReward:
             outcome = JudgeUnavailableError(f"the judge server does not answer: {self._undiscovered}")
         return Judged(outcome, "judge")
 
+    async def _shadow_judge(self, request: JudgeRequest) -> Outcome:
+        """The shadow audit's judgment of a row the rule decided: through the one seam (cache,
+        dispatcher, breaker), on a reward's budget of its own; no reward waits for it."""
+        (judged,) = await self._judge_parts([request.model_copy(update={"budget": self._budget()})])
+        return judged.outcome
+
     # -- the loop thread's state ---------------------------------------------------------
 
     async def _on_loop(self, coro: Coroutine[object, None, T]) -> T:
@@ -519,6 +532,7 @@ class BaseJudgeReward:
             self._canary_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._canary_task
+        await self.shadow_audit.aclose()
         if self._dispatcher is not None:
             await self._dispatcher.aclose()
         while self._judging:  # queued and in-flight rewards now fall back; let them finish

@@ -2,7 +2,8 @@
 
     invalid         bad input -> reward 0, source "rule", reason invalid_input
     prechecked      the completion as graded (after its reasoning); the pre-checks' decision
-    cascaded        strategy cascade: the rule's reward where it is sure
+    cascaded        strategy cascade: the rule's reward where it is sure (a sample of those
+                    rows offered to the shadow audit, which may judge them in the background)
     cached          the verdict cache, once the judge model is known
     fall_back       the judge failed: the rule fallback within what is left of the budget
     finisher        every result calibrated, counted and offered to the judgment log
@@ -23,6 +24,7 @@ from adapter.cache.verdict_cache import VerdictCache
 from adapter.config import RewardConfig
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.repeats import RepeatCounter
+from adapter.observability.shadow_audit import ShadowAudit
 from adapter.pipeline.cascade import rule_first
 from adapter.pipeline.fallback import RuleFallback
 from adapter.pipeline.finish import RewardFinisher
@@ -63,8 +65,10 @@ class RewardSteps:
         repeats: RepeatCounter,
         cache: VerdictCache | None,
         cache_key: Callable[[JudgeRequest], str | None],
+        audit: ShadowAudit | None = None,
     ) -> None:
         self.config = config
+        self.audit = audit
         self.profile = profile
         self.finisher = finisher
         self._metrics = metrics
@@ -130,18 +134,27 @@ class RewardSteps:
 
     def cascaded(self, request: JudgeRequest, budget: Budget) -> JudgeRequest | RewardResult:
         """Strategy cascade: the rule reward where it is sure, else the request for the judge
-        (with the rules' extracted answer for profiles that show the judge only that)."""
+        (with the rules' extracted answer for profiles that show the judge only that). A reward
+        the rule decided is offered to the shadow audit once it is made; a row whose grammar form
+        the audit flagged goes to the judge instead (``audit.on_disagreement: judge``)."""
         decision = rule_first(request, self._cascade_rules)
-        self._metrics.record_cascade(decision.decided)
         verdict = decision.verdict
-        if decision.decided:
-            explanation = f"decided by rule ({verdict.reason}): {verdict.explanation}"
-            return self.finisher.finish(
-                request, budget.started, verdict.reward, "rule", explanation, reason=CASCADE_REASON
-            )
+        decided = decision.decided and not (
+            self.audit is not None and self.audit.overrules(request.completion)
+        )
+        self._metrics.record_cascade(decided)
+        judged = request
         if self.profile.judge_input == "final_answer" and verdict.extracted:
-            return request.model_copy(update={"final_answer": verdict.extracted})
-        return request
+            judged = request.model_copy(update={"final_answer": verdict.extracted})
+        if not decided:
+            return judged
+        explanation = f"decided by rule ({verdict.reason}): {verdict.explanation}"
+        result = self.finisher.finish(
+            request, budget.started, verdict.reward, "rule", explanation, reason=CASCADE_REASON
+        )
+        if self.audit is not None:
+            self.audit.offer(judged, verdict.reward, explanation)
+        return result
 
     def before_judge(self, built: JudgeRequest | InvalidInput, budget: Budget) -> JudgeRequest | RewardResult:
         """Every rule step, in order (bad input, pre-checks, the cascade's rule): the reward

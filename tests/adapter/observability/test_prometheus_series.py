@@ -16,6 +16,8 @@ from adapter.observability.prometheus_series import (
     RewardSeries,
 )
 from adapter.observability.reward_distribution import RewardDistribution
+from adapter.observability.shadow_audit import ShadowAudit
+from adapter.settings import AuditSettings
 
 
 def _distribution(*rewards: tuple[str, str | None, float | None]) -> dict[str, Any]:
@@ -23,6 +25,17 @@ def _distribution(*rewards: tuple[str, str | None, float | None]) -> dict[str, A
     for source, answer_type, reward in rewards:
         distribution.add(source, answer_type, reward)
     return {**distribution.snapshot(), "canary_false_positive_rate": 0.125}
+
+
+def _shadow_audit() -> dict[str, Any]:
+    """A shadow audit's snapshot after 5 rows: the judge rejected the 3 boxed ones the rule paid."""
+    audit = ShadowAudit(AuditSettings(min_rows=3), judge=None, submit=None)  # type: ignore[arg-type]
+    snapshot: dict[str, Any] = dict(audit.snapshot())
+    snapshot.update(sampled=6, sent=5, over_budget=1, judged=5, flagged_forms=["box"])
+    snapshot["by_form"]["box"].update(rule_paid_judge_rejected=3)
+    snapshot["by_form"]["marker"].update(agree_paid=2)
+    snapshot["by_answer_type"]["NUMBER"].update(rule_paid_judge_rejected=3, agree_paid=2)
+    return snapshot
 
 
 SNAPSHOT: dict[str, Any] = {
@@ -53,6 +66,7 @@ SNAPSHOT: dict[str, Any] = {
         "errors": 0,
         "queued": 2,
     },
+    "shadow_audit": _shadow_audit(),
     "replicas": {
         "http://a:1": {
             "items": 4,
@@ -98,7 +112,7 @@ def test_every_series_from_a_full_snapshot():
     samples = {
         key: value
         for key, value in _samples(_scrape(SNAPSHOT)).items()
-        if not key[0].startswith(DISTRIBUTION_FAMILIES)
+        if not key[0].startswith((*DISTRIBUTION_FAMILIES, "judge_shadow_audit"))  # each tested on its own
     }
     assert samples == {
         ("judge_rewards_total", (("source", "cache"),)): 2,
@@ -184,6 +198,20 @@ def test_a_labelled_collector_serves_several_systems_each_family_once():
     assert "train" not in generate_latest(registry).decode()
     with pytest.raises(ValueError, match="Duplicated timeseries"):
         registry.register(LabelledRewardCollector())
+
+
+def test_the_shadow_audit_counts_by_stage_form_answer_type_and_outcome():
+    samples = _samples(_scrape(SNAPSHOT))
+    assert samples[("judge_shadow_audit_rows_total", (("stage", "over_budget"),))] == 1
+    assert samples[("judge_shadow_audit_rows_total", (("stage", "judged"),))] == 5
+    box = (("form", "box"), ("outcome", "rule_paid_judge_rejected"))
+    assert samples[("judge_shadow_audit_judged_total", box)] == 3
+    assert samples[("judge_shadow_audit_judged_total", (("form", "marker"), ("outcome", "agree_paid")))] == 2
+    assert samples[("judge_shadow_audit_judged_total", (("form", "tag"), ("outcome", "agree_paid")))] == 0
+    number = (("answer_type", "NUMBER"), ("outcome", "rule_paid_judge_rejected"))
+    assert samples[("judge_shadow_audit_judged_by_answer_type_total", number)] == 3
+    assert samples[("judge_shadow_audit_flagged", (("form", "box"),))] == 1
+    assert samples[("judge_shadow_audit_flagged", (("form", "bare"),))] == 0
 
 
 def test_types_and_label_escaping_in_the_text():
