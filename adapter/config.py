@@ -162,7 +162,7 @@ class RewardConfig(JudgeClientConfig):
     tracing: bool = Field(default=False, description="an OpenTelemetry span per judge call, when installed")
     audit: AuditSettings = Field(
         default_factory=AuditSettings,
-        description="the shadow audit of the rule's decisions (below)",
+        description="the shadow audit of the rule's decisions and the judge's integrity figures (below)",
     )
     # The judgment log (adapter/observability/judgment_log.py): at most max_bytes x (backups + 1) on disk.
     judgment_log_path: Path | None = Field(

@@ -16,6 +16,7 @@ from adapter.dispatch.breaker import BreakerSnapshot
 from adapter.dispatch.members import MemberSnapshot
 from adapter.dispatch.replicas import ReplicaSnapshot
 from adapter.observability.canary import CanaryCounts
+from adapter.observability.integrity import IntegrityCounts
 from adapter.observability.judgment_log import JudgmentLogCounts
 from adapter.observability.metrics import RewardCounters
 from adapter.observability.shadow_audit import ShadowAuditCounts
@@ -26,7 +27,7 @@ __all__ = ["MetricsDict"]
 class MetricsDict(RewardCounters):
     """``get_metrics()``: the counters and rates of every reward (``RewardCounters``), the canary
     probes, the queue, breaker, cache and judgment log, the shadow audit of the rule's decisions,
-    and the judge's model, mode and profile.
+    the judge's integrity figures, and the judge's model, mode and profile.
     ``failovers`` and ``replicas`` are there with ``judge_replicas``; ``judges`` with several
     judges, each member's own calls, model and breaker (``MultiJudge``: by URL; ``escalate_to``:
     ``first`` and ``second``, with ``escalations``)."""
@@ -44,6 +45,7 @@ class MetricsDict(RewardCounters):
     profile: str
     judgment_log: JudgmentLogCounts | None
     shadow_audit: ShadowAuditCounts
+    integrity: IntegrityCounts
     failovers: NotRequired[int]
     replicas: NotRequired[dict[str, ReplicaSnapshot]]
     escalations: NotRequired[int]

@@ -50,6 +50,7 @@ from adapter.fork_safety import reset_after_fork
 from adapter.groups.scoring import GroupScoring
 from adapter.metrics_dict import MetricsDict
 from adapter.observability.canary import CanaryStats
+from adapter.observability.integrity import JudgeIntegrity
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.metrics_endpoint import serve_metrics
@@ -131,7 +132,8 @@ class BaseJudgeReward:
         self._backend = backend
         self.config = RewardConfig.from_any(config)
         self.metrics = RewardMetrics()
-        self.canary = CanaryStats(self.config.canary_alert_rate)
+        self.integrity = JudgeIntegrity(self.config.audit, self.config.canary_alert_rate)
+        self.canary = CanaryStats(self.config.canary_alert_rate, self.integrity.record_canaries)
         self._loop = LoopThread()
         self._breaker = CircuitBreaker(
             self.config.circuit_breaker_threshold, self.config.circuit_breaker_cooldown
@@ -149,13 +151,17 @@ class BaseJudgeReward:
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
         self.shadow_audit = ShadowAudit(
-            self.config.audit, self._shadow_judge, self._loop.submit, self.judgment_log
+            self.config.audit,
+            self._shadow_judge,
+            self._loop.submit,
+            self.judgment_log,
+            self.integrity.record_shadow,
         )
         self._steps = RewardSteps(
             self.config,
             self._client_config.judge_profile(),
             self._judge_budget_s,
-            RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model),
+            RewardFinisher(self.config, self.metrics, self.judgment_log, self._known_model, self.integrity),
             self.metrics,
             self._repeats,
             self._cache,
@@ -163,7 +169,9 @@ class BaseJudgeReward:
             self.shadow_audit,
         )
         self._rubrics = RubricScoring(self._steps, self._judge_parts)
-        self._groups = GroupScoring(self._steps, self._judge_parts, self._score, self._judged)
+        self._groups = GroupScoring(
+            self._steps, self._judge_parts, self._score, self._judged, self.integrity.record_pairs
+        )
         self._process_judge = (
             ProcessJudge(self._judge_parts, self.config.process) if self.config.process else None
         )
@@ -262,6 +270,7 @@ class BaseJudgeReward:
             "profile": self.config.profile,
             "judgment_log": self.judgment_log.snapshot(),
             "shadow_audit": self.shadow_audit.snapshot(),
+            "integrity": self.integrity.snapshot(),
         }
         if isinstance(client, ReplicaPool):
             pool = client.snapshot()

@@ -2,7 +2,8 @@
 ``group:`` (``GroupSettings``: how the completions of one prompt are judged together),
 ``calibration:`` (``ConfidenceCalibration``: the confidence shrink), ``process:``
 (``ProcessSettings``: per-step judgments of an agent's trajectory), ``audit:``
-(``AuditSettings``: the shadow audit of the rule's decisions) and ``rubric:`` (its ``Criterion`` entries, read by ``parse_rubric``, for the
+(``AuditSettings``: the shadow audit of the rule's decisions, and the thresholds of the judge's
+integrity figures) and ``rubric:`` (its ``Criterion`` entries, read by ``parse_rubric``, for the
 config and for each item's own rubric).
 
 A rubric is a list whose entries are plain strings or ``{criterion, weight (default 1), veto
@@ -164,7 +165,9 @@ class AuditSettings(BaseModel):
     ``max_calls_per_minute``; the judge's verdict is recorded beside the rule's and never changes
     a reward. A grammar form whose "rule paid, judge rejected" share passes
     ``disagreement_rate`` (over at least ``min_rows`` rows the rule paid) warns once;
-    ``on_disagreement: judge`` then sends that form's rows to the judge.
+    ``on_disagreement: judge`` then sends that form's rows to the judge. The other thresholds are
+    those of the judge's integrity figures (``adapter/observability/integrity.py``), each over
+    the last ``window`` events and warning once; the canary figure's is ``canary_alert_rate``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -191,11 +194,35 @@ class AuditSettings(BaseModel):
         default=20,
         ge=1,
         le=1_000_000,
-        description="audited rows the rule paid in a form before its disagreement may warn",
+        description="a figure may warn from this many rows on: rows the rule paid in a form, rewards, pairs, probes",
     )
     on_disagreement: Literal["count", "judge"] = Field(
         default="count",
         description="count: only count and warn; judge: a form that warned goes to the judge from then on",
+    )
+    window: int = Field(
+        default=200,
+        ge=1,
+        le=1_000_000,
+        description="the integrity figures are over the last this many rewards, pairs, probes or audited rows",
+    )
+    min_position_agreement: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="pairwise groups: a share of pairs whose two orders pick the same winner below this warns once",
+    )
+    max_fallback_rate: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="a share of rewards that fell back (rule_fallback, error) above this warns once",
+    )
+    max_score_drift: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="a change of the judge's mean score on shadow-audited rows (recent window against the first) above this warns once",
     )
 
 

@@ -17,6 +17,7 @@ registry, each system's samples under a label of its own (``reward="..."``).
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from prometheus_client.metrics_core import (
 from prometheus_client.registry import Collector
 
 from adapter.observability.answer_form import ANSWER_FORMS
+from adapter.observability.integrity import INTEGRITY_FIGURES
 from adapter.observability.shadow_audit import AUDIT_OUTCOMES
 
 __all__ = [
@@ -61,6 +63,16 @@ def _by_outcome(tallies: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str
     return {
         (name, outcome): counts[outcome] for name, counts in tallies.items() for outcome in AUDIT_OUTCOMES
     }
+
+
+def _integrity(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """One number per integrity figure, keyed by its name (a value not known yet is NaN)."""
+
+    def numbers(figures: Mapping[str, Any]) -> dict[str, Any]:
+        values = {name: read(figures[name]) for name in INTEGRITY_FIGURES}
+        return {name: math.nan if value is None else value for name, value in values.items()}
+
+    return numbers
 
 
 def _reward_histograms(distribution: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
@@ -291,6 +303,31 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "shadow_audit",
         label="form",
         read=lambda audit: {form: int(form in audit["flagged_forms"]) for form in ANSWER_FORMS},
+    ),
+    # The judge's integrity figures (adapter/observability/integrity.py).
+    RewardSeries(
+        "judge_integrity",
+        "gauge",
+        "The judge's rolling integrity figures (canary_false_positive_rate, position_agreement, fallback_rate, score_drift); NaN until known.",
+        "integrity",
+        label="figure",
+        read=_integrity(lambda figure: figure["value"]),
+    ),
+    RewardSeries(
+        "judge_integrity_threshold",
+        "gauge",
+        "The threshold each integrity figure warns past (below it for position_agreement, above for the others).",
+        "integrity",
+        label="figure",
+        read=_integrity(lambda figure: figure["threshold"]),
+    ),
+    RewardSeries(
+        "judge_integrity_warned",
+        "gauge",
+        "1 once an integrity figure has passed its threshold (it warned, once).",
+        "integrity",
+        label="figure",
+        read=_integrity(lambda figure: int(figure["warned"])),
     ),
     RewardSeries(
         "judge_canary_false_positive_rate",

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing_extensions import TypedDict, Unpack
 
 from adapter.config import RewardConfig
+from adapter.observability.integrity import JudgeIntegrity
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.pipeline.calibration import JudgeCalibration
@@ -61,7 +62,8 @@ class ResultDetails(TypedDict, total=False):
 
 
 class RewardFinisher:
-    """Builds the results of one reward system, and records each in its metrics and judgment log."""
+    """Builds the results of one reward system, and records each in its metrics, its judgment log
+    and its integrity figures (the share of rewards that fell back)."""
 
     def __init__(
         self,
@@ -69,9 +71,11 @@ class RewardFinisher:
         metrics: RewardMetrics,
         judgment_log: JudgmentLog,
         model: Callable[[], str | None],
+        integrity: JudgeIntegrity | None = None,
     ) -> None:
         self.config = config
         self.metrics = metrics
+        self.integrity = integrity
         self.judgment_log = judgment_log
         self._invalid_rewards = itertools.count(1)
         self._invalid_step_scores = itertools.count(1)
@@ -80,6 +84,8 @@ class RewardFinisher:
     def invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
         self.metrics.record("rule", 0.0, "invalid_input", 0.0, None)
+        if self.integrity is not None:
+            self.integrity.record_reward("rule")
         result = RewardResult(
             reward=0.0,
             source="rule",
@@ -137,6 +143,8 @@ class RewardFinisher:
             reward, source, explanation, extra = self._refused(problem, source, explanation, extra)
         latency_ms = (time.monotonic() - started) * 1000
         self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
+        if self.integrity is not None:
+            self.integrity.record_reward(source)
         result = RewardResult(
             reward=reward,
             source=source,

@@ -9,6 +9,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import adapter.observability.prometheus_series
+from adapter.observability.integrity import JudgeIntegrity
 from adapter.observability.prometheus_series import (
     REWARD_SERIES,
     LabelledRewardCollector,
@@ -36,6 +37,14 @@ def _shadow_audit() -> dict[str, Any]:
     snapshot["by_form"]["marker"].update(agree_paid=2)
     snapshot["by_answer_type"]["NUMBER"].update(rule_paid_judge_rejected=3, agree_paid=2)
     return snapshot
+
+
+def _integrity() -> dict[str, Any]:
+    """Integrity figures: 10 rewards of which 3 fell back (it warned), nothing else yet."""
+    integrity = JudgeIntegrity(AuditSettings(window=10, min_rows=10, max_fallback_rate=0.2), 0.25)
+    for source in ["judge"] * 7 + ["rule_fallback"] * 3:
+        integrity.record_reward(source)
+    return dict(integrity.snapshot())
 
 
 SNAPSHOT: dict[str, Any] = {
@@ -67,6 +76,7 @@ SNAPSHOT: dict[str, Any] = {
         "queued": 2,
     },
     "shadow_audit": _shadow_audit(),
+    "integrity": _integrity(),
     "replicas": {
         "http://a:1": {
             "items": 4,
@@ -112,7 +122,9 @@ def test_every_series_from_a_full_snapshot():
     samples = {
         key: value
         for key, value in _samples(_scrape(SNAPSHOT)).items()
-        if not key[0].startswith((*DISTRIBUTION_FAMILIES, "judge_shadow_audit"))  # each tested on its own
+        if not key[0].startswith(
+            (*DISTRIBUTION_FAMILIES, "judge_shadow_audit", "judge_integrity")
+        )  # each tested on its own
     }
     assert samples == {
         ("judge_rewards_total", (("source", "cache"),)): 2,
@@ -214,6 +226,17 @@ def test_the_shadow_audit_counts_by_stage_form_answer_type_and_outcome():
     assert samples[("judge_shadow_audit_flagged", (("form", "bare"),))] == 0
 
 
+def test_the_integrity_figures_their_thresholds_and_whether_they_warned():
+    samples = _samples(_scrape(SNAPSHOT))
+    fallbacks = (("figure", "fallback_rate"),)
+    assert samples[("judge_integrity", fallbacks)] == pytest.approx(0.3)
+    assert samples[("judge_integrity_threshold", fallbacks)] == 0.2
+    assert samples[("judge_integrity_warned", fallbacks)] == 1
+    drift = (("figure", "score_drift"),)
+    assert samples[("judge_integrity", drift)] != samples[("judge_integrity", drift)]  # NaN: not known yet
+    assert samples[("judge_integrity_warned", (("figure", "position_agreement"),))] == 0
+
+
 def test_types_and_label_escaping_in_the_text():
     text = _scrape(SNAPSHOT)
     assert "# TYPE judge_rewards_total counter" in text and "# TYPE judge_inflight gauge" in text
@@ -267,4 +290,8 @@ def test_registries_are_per_server_and_refuse_a_second_collector_of_the_same_nam
 
 
 def test_all_names_what_the_module_defines():
-    assert [name for name in adapter.observability.prometheus_series.__all__ if not hasattr(adapter.observability.prometheus_series, name)] == []
+    assert [
+        name
+        for name in adapter.observability.prometheus_series.__all__
+        if not hasattr(adapter.observability.prometheus_series, name)
+    ] == []
