@@ -39,9 +39,7 @@ def add_config_commands(sub: server_cli.Subcommands) -> None:
     config = sub.add_parser("config", help="list or print the bundled reward configs")
     config_sub = config.add_subparsers(dest="config_command", required=True)
     config_sub.add_parser("list", help="the bundled configs, one per line: name and path")
-    config_sub.add_parser(
-        "reference", help="every config key: type, default, bounds, what it does (markdown)"
-    )
+    config_sub.add_parser("reference", help="every config key: type, default, bounds, what it does (markdown)")
     show = config_sub.add_parser("show", help="print one bundled config (copy it and edit)")
     show.add_argument("name", help="a name from 'judge-vllm config list' (reward, trl, verl...)")
     config.set_defaults(run=_config)

@@ -380,11 +380,7 @@ def _sibling_keys(loc: tuple[int | str, ...]) -> list[str]:
     model: type[BaseModel] = RewardConfig
     for part in loc[:-1]:
         field = model.model_fields.get(str(part))
-        nested = (
-            [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)]
-            if field
-            else []
-        )
+        nested = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)] if field else []
         models = [t for t in nested if issubclass(t, BaseModel)]
         if not models:
             return []

@@ -90,9 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-log", type=Path, nargs="+", metavar="LOG", help="report on judgment logs (judgment_log_path)"
     )
     parser.add_argument("--config", type=Path, help="reward YAML (default: built-in defaults)")
-    add_judge_url_flag(
-        parser, help="the judge server (default: $JUDGE_MODEL_URL, else the config's judge_url)"
-    )
+    add_judge_url_flag(parser, help="the judge server (default: $JUDGE_MODEL_URL, else the config's judge_url)")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--rule-only", action="store_true", help="score with the rule reward only")
     parser.add_argument("--limit", type=_positive_int, help="score the first N valid rows")
@@ -284,9 +282,7 @@ def _compare(
         with (folder / SCORES_JSONL).open("w", encoding="utf-8") as handle:
             handle.writelines(row.model_dump_json() + "\n" for row in scored)
         stats.append(variant_stats(name, scored, run.metrics, run.seconds))
-        coverages[name] = judge_coverage(
-            [r.judge_source for r in scored], [r.judge_error or r.judge_reason for r in scored]
-        )
+        coverages[name] = judge_coverage([r.judge_source for r in scored], [r.judge_error or r.judge_reason for r in scored])
         calls = run.metrics.get("judge_calls")
         assessment = assess(scored, coverages[name], calls, run.seconds, args.seed)
         verdicts[name], inverted[name] = assessment.lines, assessment.inverted
@@ -328,10 +324,7 @@ def _group_modes(
         label = "warning" if args.allow_fallback else "error"
         err.print(
             f"{label}: {s.mode}: "
-            + (
-                (s.coverage and s.coverage.shortfall())
-                or f"the judge decided {s.judged_share:.0%} of the members"
-            ),
+            + ((s.coverage and s.coverage.shortfall()) or f"the judge decided {s.judged_share:.0%} of the members"),
             markup=False,
             emoji=False,
         )

@@ -290,8 +290,4 @@ def test_registries_are_per_server_and_refuse_a_second_collector_of_the_same_nam
 
 
 def test_all_names_what_the_module_defines():
-    assert [
-        name
-        for name in adapter.observability.prometheus_series.__all__
-        if not hasattr(adapter.observability.prometheus_series, name)
-    ] == []
+    assert [name for name in adapter.observability.prometheus_series.__all__ if not hasattr(adapter.observability.prometheus_series, name)] == []
