@@ -2,7 +2,9 @@
 the adapter's HTTP front ends and ``config list|show`` (the bundled configs).
 
 ``api`` serves the judge server API (docs/http_api.md), ``openrlhf-rm`` an OpenRLHF remote
-reward model (``--reward.remote_url http://HOST:5000/get_reward``). Both need the ``api`` extra
+reward model (``--reward.remote_url http://HOST:5000/get_reward``). ``audit`` is the pre-flight
+probe (``adapter.preflight``): known hacks and controls through the configured reward, exit 1 when
+a class is over its threshold, 3 when the judge did not answer some rows. Both need the ``api`` extra
 (FastAPI, uvicorn), imported only when one of them runs, so the other commands work on a light
 install. ``openrlhf-rm --print-reward-func-path`` prints the in-process alternative, a file for
 ``--reward.remote_url``, and serves nothing.
@@ -15,14 +17,20 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from adapter.config import bundled_configs
+from adapter.config import bundled_configs, with_judge_url
 from adapter.config_reference import reference_markdown
 from adapter.integrations.group_collector import DEFAULT_GROUP_WINDOW_S
+from adapter.preflight import bundled_probe_rows, load_probe_rows, render_report, run_preflight
 from judge_vllm import cli as server_cli
 
-__all__ = ["add_config_commands", "add_front_end_commands", "build_parser", "main"]
+__all__ = ["add_audit_command", "add_config_commands", "add_front_end_commands", "build_parser", "main"]
 
 DESCRIPTION = "Prepare a judge model, serve it with vLLM, talk to it, and serve rewards over HTTP."
+# judge-vllm audit's thresholds: the share of a class's wrong answers paid, and of its controls refused.
+DEFAULT_MAX_PAID = 0.05
+DEFAULT_MAX_REFUSED = 0.2
+EXIT_OVER_THRESHOLD = 1
+EXIT_NOT_MEASURED = 3
 
 
 def add_config_commands(sub: server_cli.Subcommands) -> None:
@@ -51,6 +59,60 @@ def _config(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"error: no bundled config {args.name!r}; bundled: {', '.join(configs)}", file=sys.stderr)
         return 2
     print(chosen.read_text(), end="")
+    return 0
+
+
+def add_audit_command(sub: server_cli.Subcommands) -> None:
+    """Add ``audit``: the pre-flight probe of the configured reward."""
+    audit = sub.add_parser(
+        "audit",
+        help="pre-flight: known hacks and controls through the configured reward; non-zero when a class fails",
+    )
+    server_cli.add_judge_url_flag(audit, help="the judge (default: the config's judge_url)")
+    audit.add_argument("--config", type=Path, help="the reward config YAML training will use")
+    audit.add_argument(
+        "--rows",
+        type=Path,
+        action="append",
+        default=[],
+        help="more probe rows (JSONL: prompt, completion, answer, answer_type, label, category); repeatable",
+    )
+    audit.add_argument(
+        "--max-paid",
+        type=float,
+        default=DEFAULT_MAX_PAID,
+        help="the share of a class's wrong answers that may be paid",
+    )
+    audit.add_argument(
+        "--max-refused",
+        type=float,
+        default=DEFAULT_MAX_REFUSED,
+        help="the share of a class's controls (right answers) that may be refused",
+    )
+    audit.set_defaults(run=_audit)
+
+
+def _audit(args: argparse.Namespace, extra: list[str]) -> int:
+    config = with_judge_url(args.config, args.judge_url)
+    rows = bundled_probe_rows()
+    for path in args.rows:
+        try:
+            rows += load_probe_rows(path)
+        except OSError as err:
+            print(f"error: cannot read --rows {path}: {err.strerror}", file=sys.stderr)
+            return 2
+    report = run_preflight(config, rows, args.max_paid, args.max_refused)
+    print(
+        f"judge-vllm audit: {report.rows} probe rows, judge {config.judge_url} (profile {config.profile}, "
+        f"strategy {config.strategy}, prechecks {'on' if config.prechecks else 'off'}, calibration "
+        f"{config.calibration_file or ('shrink' if config.calibration else 'none')})"
+    )
+    print(render_report(report, args.max_paid, args.max_refused))
+    if report.fell_back:  # the rule's fallback answered for the judge: the judge is not measured
+        return EXIT_NOT_MEASURED
+    if report.failed:
+        return EXIT_OVER_THRESHOLD
+    print("ok: no class over its threshold")
     return 0
 
 
@@ -132,7 +194,9 @@ def _openrlhf_rm(args: argparse.Namespace, extra: list[str]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole ``judge-vllm`` command line: the server-side commands, the front ends, ``config``."""
-    return server_cli.build_parser(add_front_end_commands, add_config_commands, description=DESCRIPTION)
+    return server_cli.build_parser(
+        add_front_end_commands, add_config_commands, add_audit_command, description=DESCRIPTION
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,7 +38,13 @@ from pydantic import (
 )
 
 from adapter.rules import RuleSettings
-from adapter.settings import ConfidenceCalibration, GroupSettings, ProcessSettings, parse_rubric
+from adapter.settings import (
+    AuditSettings,
+    ConfidenceCalibration,
+    GroupSettings,
+    ProcessSettings,
+    parse_rubric,
+)
 from judge_vllm.errors import JudgeConfigError, JudgeInputError, did_you_mean
 from judge_vllm.reasoning import ReasoningDelimiters
 from judge_vllm.renamed_keys import rename_deprecated_keys
@@ -188,6 +194,10 @@ class RewardConfig(JudgeClientConfig):
         description='this system\'s series on the endpoint: reward="<name>" (-2, -3... when taken)',
     )
     tracing: bool = Field(default=False, description="an OpenTelemetry span per judge call, when installed")
+    audit: AuditSettings = Field(
+        default_factory=AuditSettings,
+        description="the shadow audit of the rule's decisions and the judge's integrity figures (below)",
+    )
     # The judgment log (adapter/observability/judgment_log.py): at most max_bytes x (backups + 1) on disk.
     judgment_log_path: Path | None = Field(
         default=None, description="JSONL audit log of sampled rewards ({pid}: the process id); None = off"

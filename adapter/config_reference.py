@@ -10,7 +10,7 @@ from pydantic.fields import FieldInfo
 
 from adapter.config import RewardConfig
 from adapter.rules import RuleSettings
-from adapter.settings import GroupSettings, ProcessSettings
+from adapter.settings import AuditSettings, GroupSettings, ProcessSettings
 from judge_vllm.reasoning import ReasoningDelimiters
 
 __all__ = ["reference_markdown"]
@@ -27,6 +27,7 @@ NESTED: tuple[tuple[str, type[BaseModel]], ...] = (
     ("reasoning_delimiters", ReasoningDelimiters),
     ("group", GroupSettings),
     ("process", ProcessSettings),
+    ("audit", AuditSettings),
 )
 _BOUNDS = ((Ge, "ge", ">="), (Gt, "gt", ">"), (Le, "le", "<="), (Lt, "lt", "<"), (MinLen, "min_length", "length >="),
            (MaxLen, "max_length", "length <="))  # fmt: skip

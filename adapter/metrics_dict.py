@@ -17,8 +17,10 @@ from adapter.dispatch.members import MemberSnapshot
 from adapter.dispatch.replicas import ReplicaSnapshot
 from adapter.observability.canary import CanaryCounts
 from adapter.observability.fallback_watch import FallbackWindow
+from adapter.observability.integrity import IntegrityCounts
 from adapter.observability.judgment_log import JudgmentLogCounts
 from adapter.observability.metrics import RewardCounters
+from adapter.observability.shadow_audit import ShadowAuditCounts
 
 __all__ = ["MetricsDict"]
 
@@ -26,7 +28,8 @@ __all__ = ["MetricsDict"]
 class MetricsDict(RewardCounters):
     """``get_metrics()``: the counters and rates of every reward (``RewardCounters``), the canary
     probes, the queue, breaker, cache and judgment log, the share of recent rewards the judge did not
-    give (``fallback_window``), and the judge's model, mode and profile.
+    give (``fallback_window``), the shadow audit of the rule's decisions, the judge's integrity
+    figures, and the judge's model, mode and profile.
     ``failovers`` and ``replicas`` are there with ``judge_replicas``; ``judges`` with several
     judges, each member's own calls, model and breaker (``MultiJudge``: by URL; ``escalate_to``:
     ``first`` and ``second``, with ``escalations``)."""
@@ -44,6 +47,8 @@ class MetricsDict(RewardCounters):
     profile: str
     judgment_log: JudgmentLogCounts | None
     fallback_window: FallbackWindow
+    shadow_audit: ShadowAuditCounts
+    integrity: IntegrityCounts
     failovers: NotRequired[int]
     replicas: NotRequired[dict[str, ReplicaSnapshot]]
     escalations: NotRequired[int]

@@ -10,6 +10,7 @@ step below reads. The path of one reward, each step in a module of its own:
       graded_text                 the completion after its reasoning (and its final answer)
       prechecks.precheck          decided by rule -> source "rule"
       cascade.rule_first          strategy cascade: the rule reward where sure -> "rule", "cascade"
+                                  (a sample judged too, in the background: the shadow audit)
       VerdictCache.get            once the model is known -> "cache"
     _judge_part                 on the loop thread, the request carrying its budget:
       dispatch.JudgeDispatcher    single-flight, breaker, ``budget.judge_by``, micro-batcher,
@@ -52,10 +53,12 @@ from adapter.groups.scoring import GroupScoring
 from adapter.metrics_dict import MetricsDict
 from adapter.observability.canary import CanaryStats
 from adapter.observability.fallback_watch import FallbackWatch
+from adapter.observability.integrity import JudgeIntegrity
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.metrics_endpoint import MetricsEndpoint, serve_metrics
 from adapter.observability.repeats import RepeatCounter, is_reported
+from adapter.observability.shadow_audit import ShadowAudit
 from adapter.pipeline.finish import RewardFinisher
 from adapter.pipeline.inputs import (
     InvalidInput,
@@ -69,7 +72,7 @@ from adapter.pipeline.steps import RewardSteps
 from adapter.process.judge import ProcessJudge
 from adapter.result import RewardDict, RewardResult
 from adapter.rubrics.scoring import RubricScoring
-from judge_vllm.backend import JudgeBackend
+from judge_vllm.backend import JudgeBackend, Outcome
 from judge_vllm.budget import Budget
 from judge_vllm.errors import (
     JudgeConfigError,
@@ -134,7 +137,8 @@ class BaseJudgeReward:
         self.config = RewardConfig.from_any(config)
         self.metrics = RewardMetrics()
         self.fallback_watch = FallbackWatch(self.config)
-        self.canary = CanaryStats(self.config.canary_alert_rate)
+        self.integrity = JudgeIntegrity(self.config.audit, self.config.canary_alert_rate)
+        self.canary = CanaryStats(self.config.canary_alert_rate, self.integrity.record_canaries)
         self._loop = LoopThread()
         self._breaker = CircuitBreaker(
             self.config.circuit_breaker_threshold, self.config.circuit_breaker_cooldown
@@ -151,20 +155,31 @@ class BaseJudgeReward:
         self._repeats = RepeatCounter()
         self._undiscovered: JudgeError | None = None  # why the last ask for the model failed
         self.judgment_log = JudgmentLog(self.config, self._known_model)
+        self.shadow_audit = ShadowAudit(
+            self.config.audit,
+            self._shadow_judge,
+            self._loop.submit,
+            self.judgment_log,
+            self.integrity.record_shadow,
+        )
         self._steps = RewardSteps(
             self.config,
             self._client_config.judge_profile(),
             self._judge_budget_s,
             RewardFinisher(
-                self.config, self.metrics, self.judgment_log, self._known_model, self.fallback_watch
+                self.config, self.metrics, self.judgment_log, self._known_model,
+                fallback_watch=self.fallback_watch, integrity=self.integrity,
             ),
             self.metrics,
             self._repeats,
             self._cache,
             self._cache_key,
+            self.shadow_audit,
         )
         self._rubrics = RubricScoring(self._steps, self._judge_parts)
-        self._groups = GroupScoring(self._steps, self._judge_parts, self._score, self._judged)
+        self._groups = GroupScoring(
+            self._steps, self._judge_parts, self._score, self._judged, self.integrity.record_pairs
+        )
         self._process_judge = (
             ProcessJudge(self._judge_parts, self.config.process) if self.config.process else None
         )
@@ -270,6 +285,8 @@ class BaseJudgeReward:
             "profile": self.config.profile,
             "judgment_log": self.judgment_log.snapshot(),
             "fallback_window": self.fallback_watch.snapshot(),
+            "shadow_audit": self.shadow_audit.snapshot(),
+            "integrity": self.integrity.snapshot(),
         }
         if isinstance(client, ReplicaPool):
             pool = client.snapshot()
@@ -499,6 +516,12 @@ class BaseJudgeReward:
             return JudgeAddress([], type(self._backend).__name__)
         return JudgeAddress(server_urls(self.config, self.config.judge_replicas))
 
+    async def _shadow_judge(self, request: JudgeRequest) -> Outcome:
+        """The shadow audit's judgment of a row the rule decided: through the one seam (cache,
+        dispatcher, breaker), on a reward's budget of its own; no reward waits for it."""
+        (judged,) = await self._judge_parts([request.model_copy(update={"budget": self._budget()})])
+        return judged.outcome
+
     # -- the loop thread's state ---------------------------------------------------------
 
     async def _on_loop(self, coro: Coroutine[object, None, T]) -> T:
@@ -575,6 +598,7 @@ class BaseJudgeReward:
             self._canary_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._canary_task
+        await self.shadow_audit.aclose()
         if self._dispatcher is not None:
             await self._dispatcher.aclose()
         while self._judging:  # queued and in-flight rewards now fall back; let them finish

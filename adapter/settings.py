@@ -1,8 +1,10 @@
 """The blocks the reward config nests, below ``config`` and every step that reads them:
 ``group:`` (``GroupSettings``: how the completions of one prompt are judged together),
 ``calibration:`` (``ConfidenceCalibration``: the confidence shrink), ``process:``
-(``ProcessSettings``: per-step judgments of an agent's trajectory) and ``rubric:`` (its
-``Criterion`` entries, read by ``parse_rubric``, for the config and for each item's own rubric).
+(``ProcessSettings``: per-step judgments of an agent's trajectory), ``audit:``
+(``AuditSettings``: the shadow audit of the rule's decisions, and the thresholds of the judge's
+integrity figures) and ``rubric:`` (its ``Criterion`` entries, read by ``parse_rubric``, for the
+config and for each item's own rubric).
 
 A rubric is a list whose entries are plain strings or ``{criterion, weight (default 1), veto
 (default false)}``; ``adapter.rubrics`` judges and scores it.
@@ -20,6 +22,7 @@ from judge_vllm.errors import JudgeInputError
 
 __all__ = [
     "MAX_CRITERIA",
+    "AuditSettings",
     "ConfidenceCalibration",
     "Criterion",
     "GroupSettings",
@@ -164,6 +167,75 @@ class ProcessSettings(BaseModel):
         ge=1,
         le=256,
         description="at most this many turns judged, the last ones (one judgment each); earlier ones count as bad",
+    )
+
+
+class AuditSettings(BaseModel):
+    """Watching the rewards while they are paid (docs/observability.md, "Is my reward being hacked?").
+
+    The shadow audit: under ``strategy: cascade``, a sampled share (``shadow_rate``) of the rows
+    the rule decided is also sent to the judge in the background, at most
+    ``max_calls_per_minute``; the judge's verdict is recorded beside the rule's and never changes
+    a reward. A grammar form whose "rule paid, judge rejected" share passes
+    ``disagreement_rate`` (over at least ``min_rows`` rows the rule paid) warns once;
+    ``on_disagreement: judge`` then sends that form's rows to the judge. The other thresholds are
+    those of the judge's integrity figures (``adapter/observability/integrity.py``), each over
+    the last ``window`` events and warning once; the canary figure's is ``canary_alert_rate``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    shadow_rate: float = Field(
+        default=0.02,
+        ge=0.0,
+        le=1.0,
+        description="strategy cascade: the share of rule-decided rows also judged in the background (0 = off)",
+    )
+    max_calls_per_minute: int = Field(
+        default=60,
+        ge=0,
+        le=1_000_000,
+        description="the shadow audit's judge calls in any 60 s; sampled rows past it are dropped (counted)",
+    )
+    disagreement_rate: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description='a grammar form whose "rule paid, judge rejected" share of its rule-paid audited rows passes this warns once',
+    )
+    min_rows: int = Field(
+        default=20,
+        ge=1,
+        le=1_000_000,
+        description="a figure may warn from this many rows on: rows the rule paid in a form, rewards, pairs, probes",
+    )
+    on_disagreement: Literal["count", "judge"] = Field(
+        default="count",
+        description="count: only count and warn; judge: a form that warned goes to the judge from then on",
+    )
+    window: int = Field(
+        default=200,
+        ge=1,
+        le=1_000_000,
+        description="the integrity figures are over the last this many rewards, pairs, probes or audited rows",
+    )
+    min_position_agreement: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="pairwise groups: a share of pairs whose two orders pick the same winner below this warns once",
+    )
+    max_fallback_rate: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="a share of rewards that fell back (rule_fallback, error) above this warns once",
+    )
+    max_score_drift: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="a change of the judge's mean score on shadow-audited rows (recent window against the first) above this warns once",
     )
 
 

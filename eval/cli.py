@@ -348,10 +348,17 @@ def _from_log(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print("error: no judgments in " + ", ".join(summary.files), markup=False, highlight=False)
         return 2
     write_log_report(args.out, summary)
+    audit = ""
+    if summary.audit_lines:
+        worst = summary.audit_forms[0]
+        audit = (
+            f"; shadow audit: {summary.audit_lines} rows, worst form {worst.name} (rule paid, judge rejected "
+            f"{worst.rule_paid_judge_rejected} of {worst.rule_paid})"
+        )
     out.print(
         f"{summary.judgments} judgments ({summary.bad_lines} lines skipped), sources: "
         + ", ".join(f"{name} {n}" for name, n in summary.sources.items())
-        + f"; {len(summary.watch_list)} repeated high-reward completions; report: {args.out / LOG_REPORT_MD}",
+        + f"; {len(summary.watch_list)} repeated high-reward completions{audit}; report: {args.out / LOG_REPORT_MD}",
         markup=False,
         highlight=False,
     )
@@ -410,7 +417,9 @@ def main(argv: list[str] | None = None) -> int:
         judge_calls=metrics["judge_calls"] if metrics else None,
         problems=loaded.problems,
         coverage=(
-            judge_coverage([r.judge_source for r in scored], [r.judge_error or r.judge_reason for r in scored])
+            judge_coverage(
+                [r.judge_source for r in scored], [r.judge_error or r.judge_reason for r in scored]
+            )
             if judge_run
             else None
         ),

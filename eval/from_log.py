@@ -7,7 +7,10 @@ bucketed by their own time) into a ``LogAggregator`` and returns a ``LogSummary`
 - fallbacks (sources ``rule_fallback`` and ``error``) and their reasons, per time bucket;
 - a reward-hacking watch list: high-reward completions, grouped after normalisation
   (case-folded, whitespace collapsed), most distinct prompts first;
-- the judge's labels per profile and mode.
+- the judge's labels per profile and mode;
+- the shadow audit's lines (``kind: "shadow_audit"``: a row the cascade's rule decided, judged
+  too): outcomes per grammar form and per answer_type, the form whose rule-paid rows the judge
+  rejected most often first, each with an example.
 
 A line that is not a logged judgment (not JSON, no ``time``/``source``, a reward outside
 [0, 1]) is counted and skipped; so is a truncated last line, named as such.
@@ -23,15 +26,18 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "HIST_BINS",
+    "AuditGroup",
     "FallbackBucket",
     "LabelCount",
     "LogProblem",
     "LogSummary",
+    "LoggedAudit",
     "LoggedJudgment",
     "RewardHistogram",
     "WatchedCompletion",
@@ -67,6 +73,33 @@ class LoggedJudgment(BaseModel):
     reason: str | None = None
     prompt: str | None = None
     completion: str | None = None
+
+
+class LoggedAudit(BaseModel):
+    """The fields of one shadow audit line that the report reads (``kind: "shadow_audit"``)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    time: datetime.datetime
+    kind: Literal["shadow_audit"]
+    outcome: Literal["agree_paid", "agree_refused", "rule_paid_judge_rejected", "rule_rejected_judge_paid"]
+    form: str = "?"
+    answer_type: str | None = None
+    completion: str | None = None
+
+
+class AuditGroup(BaseModel):
+    """Shadow-audited rows of one grammar form (or answer_type) by outcome."""
+
+    name: str
+    audited: int
+    rule_paid: int
+    rule_paid_judge_rejected: int
+    rule_rejected_judge_paid: int
+    paid_rejected_rate: float | None = Field(description="rule_paid_judge_rejected / rule_paid")
+    example: str | None = Field(
+        description="a completion the rule paid and the judge rejected (else one the judge paid and the rule refused)"
+    )
 
 
 class LogProblem(BaseModel):
@@ -136,6 +169,9 @@ class LogSummary(BaseModel):
     high_reward: float
     watch_list: list[WatchedCompletion]
     labels: list[LabelCount]
+    audit_lines: int = Field(description="shadow audit lines (not judgments)")
+    audit_forms: list[AuditGroup] = Field(description="per grammar form, the worst disagreement first")
+    audit_answer_types: list[AuditGroup] = Field(description="per answer_type, the worst disagreement first")
 
 
 def normalise_completion(text: str) -> str:
@@ -197,6 +233,48 @@ class _Watched:
     text: str | None = None
 
 
+@dataclass
+class _Audited:
+    """Shadow audit outcomes of one form or answer_type, and an example of each disagreement."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def add(self, line: LoggedAudit) -> None:
+        self.outcomes[line.outcome] += 1
+        if line.outcome.startswith("rule_") and line.completion and line.outcome not in self.examples:
+            self.examples[line.outcome] = line.completion
+
+    def group(self, name: str) -> AuditGroup:
+        rejected, paid = self.outcomes["rule_paid_judge_rejected"], self.outcomes["agree_paid"]
+        example = self.examples.get("rule_paid_judge_rejected") or self.examples.get(
+            "rule_rejected_judge_paid"
+        )
+        return AuditGroup(
+            name=name,
+            audited=sum(self.outcomes.values()),
+            rule_paid=paid + rejected,
+            rule_paid_judge_rejected=rejected,
+            rule_rejected_judge_paid=self.outcomes["rule_rejected_judge_paid"],
+            paid_rejected_rate=rejected / (paid + rejected) if paid + rejected else None,
+            example=example,
+        )
+
+
+def _worst_first(audited: dict[str, _Audited]) -> list[AuditGroup]:
+    """Groups by their "rule paid, judge rejected" rate, then count, then the other direction."""
+    groups = [a.group(name) for name, a in audited.items()]
+    return sorted(
+        groups,
+        key=lambda g: (
+            -(g.paid_rejected_rate or 0.0),
+            -g.rule_paid_judge_rejected,
+            -g.rule_rejected_judge_paid,
+            g.name,
+        ),
+    )
+
+
 _Key = tuple[str, str]  # (source, answer_type)
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -217,6 +295,15 @@ class LogAggregator:
     models: Counter[str] = field(default_factory=Counter)
     first: datetime.datetime | None = None
     last: datetime.datetime | None = None
+    audit_lines: int = 0
+    audit_forms: dict[str, _Audited] = field(default_factory=lambda: defaultdict(_Audited))
+    audit_types: dict[str, _Audited] = field(default_factory=lambda: defaultdict(_Audited))
+
+    def add_audit(self, line: LoggedAudit) -> None:
+        """Count one shadow audit line (not a judgment: no reward of its own)."""
+        self.audit_lines += 1
+        self.audit_forms[line.form].add(line)
+        self.audit_types[line.answer_type or "none"].add(line)
 
     def add(self, j: LoggedJudgment) -> None:
         """Count one judgment."""
@@ -322,8 +409,8 @@ def _labels(agg: LogAggregator) -> list[LabelCount]:
     ]
 
 
-def parse_log_line(text: str) -> LoggedJudgment | str:
-    """One line as a judgment, or why it is not one."""
+def parse_log_line(text: str) -> LoggedJudgment | LoggedAudit | str:
+    """One line as a judgment or a shadow audit line, or why it is neither."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -331,6 +418,8 @@ def parse_log_line(text: str) -> LoggedJudgment | str:
     if not isinstance(data, dict):
         return f"expected a JSON object, got {type(data).__name__}"
     try:
+        if data.get("kind") == "shadow_audit":
+            return LoggedAudit.model_validate(data)
         return LoggedJudgment.model_validate(data)
     except ValidationError as err:
         return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
@@ -356,6 +445,9 @@ def summarize_lines(
                 judgments += 1
                 agg.add(parsed)
                 continue
+            if isinstance(parsed, LoggedAudit):
+                agg.add_audit(parsed)
+                continue
             bad += 1
             if len(problems) < KEPT_PROBLEMS:
                 message = TRUNCATED if not text.endswith("\n") else parsed
@@ -380,6 +472,9 @@ def summarize_lines(
         high_reward=high_reward,
         watch_list=_watch_list(agg, top),
         labels=_labels(agg),
+        audit_lines=agg.audit_lines,
+        audit_forms=_worst_first(agg.audit_forms),
+        audit_answer_types=_worst_first(agg.audit_types),
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval.from_log import HIST_BINS, KEPT_PROBLEMS, LogSummary
+from eval.from_log import HIST_BINS, KEPT_PROBLEMS, AuditGroup, LogSummary
 from eval.report import Block, Heading, Paragraph, Table, fmt, to_html, to_markdown
 
 __all__ = ["LOG_REPORT_HTML", "LOG_REPORT_JSON", "LOG_REPORT_MD", "build_log_report", "write_log_report"]
@@ -120,6 +120,46 @@ def _label_section(summary: LogSummary) -> list[Block]:
     ]
 
 
+def _audit_rows(groups: list[AuditGroup]) -> list[list[str]]:
+    return [
+        [
+            g.name, str(g.audited), str(g.rule_paid), str(g.rule_paid_judge_rejected), fmt(g.paid_rejected_rate),
+            str(g.rule_rejected_judge_paid), _clip(g.example) if g.example else "-",
+        ]
+        for g in groups
+    ]  # fmt: skip
+
+
+def _audit_section(summary: LogSummary) -> list[Block]:
+    title = "Shadow audit: the rule's decisions judged again"
+    if not summary.audit_lines:
+        return [
+            Heading(title),
+            Paragraph("No shadow audit lines (strategy cascade with audit.shadow_rate above 0 writes them)."),
+        ]
+    columns = [
+        "audited",
+        "rule paid",
+        "rule paid, judge rejected",
+        "rate",
+        "rule refused, judge paid",
+        "example",
+    ]
+    return [
+        Heading(title),
+        Paragraph(
+            f"{summary.audit_lines} rows the cascade's rule decided were also judged. 'rate' is the share "
+            "of the rows the rule paid that the judge rejected: a high one is a shape the rule's grammar "
+            "pays and the judge does not (a reward hack, or a judge that is wrong: read the examples). "
+            "Worst first."
+        ),
+        Heading("By grammar form", level=3),
+        Table(["form", *columns], _audit_rows(summary.audit_forms)),
+        Heading("By answer_type", level=3),
+        Table(["answer_type", *columns], _audit_rows(summary.audit_answer_types)),
+    ]
+
+
 def _problem_section(summary: LogSummary) -> list[Block]:
     if not summary.bad_lines:
         return []
@@ -139,6 +179,7 @@ def build_log_report(summary: LogSummary) -> list[Block]:
         *_fallback_section(summary),
         *_watch_section(summary),
         *_label_section(summary),
+        *_audit_section(summary),
         *_problem_section(summary),
     ]
 

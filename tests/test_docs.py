@@ -75,6 +75,7 @@ NOT_RUN = {
     "python -m openrlhf.cli.train_ppo_ray": "an OpenRLHF training run (Ray, a policy model)",
     "python -m venv": "creates a virtualenv and installs vllm-router from PyPI",
     "python -m eval.trajectory_fit --data eval/data/trajectories.jsonl --tokenizer": "reads the 1.5B judge's tokenizer from models/ (judge-vllm model prepare qwen2.5-coder-1.5b); the --judge-url line above it runs",
+    "judge-vllm audit --config configs/reward.yaml": "exits 1 on the fake judge, a string match that pays hedges, as the docs show; tests/adapter/preflight/test_probe.py runs it on judges that pass and fail",
 }
 # Lines that run on the real judge only, with what the fake judge cannot do.
 FAKE_CANNOT = {
@@ -214,7 +215,7 @@ def _parse(command: Command) -> argparse.Namespace | None:
     """The command's arguments as its program reads them (None: not one of our console scripts)."""
     program, *args = command.argv
     if program == "judge-vllm":
-        parser = server_cli.build_parser(adapter_cli.add_front_end_commands, adapter_cli.add_config_commands)
+        parser = adapter_cli.build_parser()  # the whole command line, as the script has it
     elif program in SCRIPTS:
         parser = eval_cli.build_parser() if program == "judge-eval" else bench.build_parser()
     else:
@@ -545,10 +546,32 @@ def _reward_distribution(judge_url: str, folder: Path) -> list[dict[str, Any]]:
         return [rs.get_metrics()["reward_distribution"]]
 
 
+def _shadow_audit(judge_url: str, folder: Path) -> list[dict[str, Any]]:
+    """``get_metrics()["shadow_audit"]`` after the cascade decided the rows, every one audited."""
+    config = {
+        "judge_url": judge_url,
+        "use_cache": False,
+        "strategy": "cascade",
+        "audit": {"shadow_rate": 1.0},
+    }
+    with JudgeRewardSystem(config) as rs:
+        rs.reward_batch(NUMBER_ROWS)
+        return [rs.get_metrics()["shadow_audit"]]
+
+
+def _integrity(judge_url: str, folder: Path) -> list[dict[str, Any]]:
+    """``get_metrics()["integrity"]`` after a judged and a pre-checked NUMBER reward."""
+    with JudgeRewardSystem({"judge_url": judge_url, "use_cache": False}) as rs:
+        rs.reward_batch(NUMBER_ROWS)
+        return [rs.get_metrics()["integrity"]]
+
+
 # What a block shows (a key only it has) -> what writes it.
 OUTPUTS: dict[str, Callable[[str, Path], list[dict[str, Any]]]] = {
     "final_answer": _judgment_log_lines,
     "near_zero_fraction": _reward_distribution,
+    "flagged_forms": _shadow_audit,
+    "position_agreement": _integrity,
 }
 
 

@@ -30,7 +30,7 @@ ADAPTER_FLOORS = [
     ["adapter.ensemble"],
     ["adapter.escalation"],
     ["adapter.factory"],
-    ["adapter.http", "adapter.config_reference"],
+    ["adapter.http", "adapter.config_reference", "adapter.preflight"],
     ["adapter.integrations"],
     ["adapter.cli"],
     ["adapter"],

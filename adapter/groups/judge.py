@@ -5,14 +5,16 @@ system's one seam (``adapter/dispatch/judgments.py``), judge only, so comparison
 cached, single-flighted and seen by the breaker like single judgments (the responses in the
 order shown are part of the cache key). Comparisons still out at the deadline are dropped; the
 scores come from those that came back, and a member left without any has score None (the facade
-gives it the fallback, with the reason).
+gives it the fallback, with the reason). A pairwise group's pairs that came back in both orders are
+reported to ``swaps`` (the integrity figure ``position_agreement``): how many got the same winner
+both times.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +22,7 @@ from adapter.dispatch.judgments import Judged, PartJudge
 from adapter.groups import schedules
 from adapter.groups.preferences import Comparison, bradley_terry, listwise_scores, pair_preferences, win_rates
 from adapter.groups.schedules import REFERENCE, Pair
+from adapter.observability.integrity import pair_agreement
 from adapter.result import GroupComparison
 from adapter.settings import GroupSettings
 from judge_vllm.budget import Budget
@@ -67,12 +70,20 @@ class GroupScores(BaseModel):
 class GroupJudge:
     """Asks the comparisons a group's mode and schedule call for, and scores the members.
     ``in_flight`` bounds the comparisons out at once, so single judgments keep their share of
-    the judge while a large group runs."""
+    the judge while a large group runs. ``swaps(agreeing, pairs)`` hears, for each pairwise group,
+    the pairs compared in both orders and how many of them got the same winner both times."""
 
-    def __init__(self, judge: PartJudge, settings: GroupSettings, in_flight: asyncio.Semaphore) -> None:
+    def __init__(
+        self,
+        judge: PartJudge,
+        settings: GroupSettings,
+        in_flight: asyncio.Semaphore,
+        swaps: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.judge = judge
         self.settings = settings
         self.in_flight = in_flight
+        self.swaps = swaps
 
     async def score(
         self,
@@ -120,6 +131,11 @@ class GroupJudge:
             elif record is not None:
                 errors.append(record)
         scores = self._scores(n, records)
+        if self.swaps is not None and self.settings.mode == "pairwise":
+            shown = {(r.shown[0], r.shown[1]): r.p_first for r in records if r.p_first is not None}
+            agreeing, pairs = pair_agreement(shown)
+            if pairs:
+                self.swaps(agreeing, pairs)
         in_group = {REFERENCE: REFERENCE, **dict(enumerate(members))}
         per_member = [[_in_group(r, in_group) for r in records if k in r.shown] for k in range(n)]
         return GroupScores(

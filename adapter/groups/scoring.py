@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from adapter.config import RewardConfig
@@ -61,12 +61,19 @@ class Split(NamedTuple):
 
 class GroupScoring:
     """Scores the groups of one reward system: its steps, its one seam, and its whole path for
-    one item (``score_one``) and for one judged request (``judge_one``)."""
+    one item (``score_one``) and for one judged request (``judge_one``); ``swaps`` hears each
+    pairwise group's position-swap agreement (``GroupJudge``)."""
 
     def __init__(
-        self, steps: RewardSteps, judge: PartJudge, score_one: ScoreOne, judge_one: JudgeOne
+        self,
+        steps: RewardSteps,
+        judge: PartJudge,
+        score_one: ScoreOne,
+        judge_one: JudgeOne,
+        swaps: Callable[[int, int], None] | None = None,
     ) -> None:
         self._steps = steps
+        self._swaps = swaps
         self._judge = judge
         self._score_one = score_one
         self._judge_one = judge_one
@@ -275,7 +282,7 @@ class GroupScoring:
         settings = self._config.group
         assert settings is not None  # only a comparing group gets here
         first = graded[part[0]]
-        return await GroupJudge(self._judge, settings, self._in_flight).score(
+        return await GroupJudge(self._judge, settings, self._in_flight, self._swaps).score(
             first.prompt, first.answer, first.answer_type, [graded[s].completion for s in part], comparing,
             [compared[s] for s in part], share,
         )  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from typing_extensions import TypedDict
 
@@ -55,10 +55,12 @@ def canary_requests() -> list[JudgeRequest]:
 
 
 class CanaryStats:
-    """Running counts of canary probes and the judge's false positives on them."""
+    """Running counts of canary probes and the judge's false positives on them; ``on_round`` hears
+    each round's probes, whether the judge paid each (the integrity figures)."""
 
-    def __init__(self, alert_rate: float) -> None:
+    def __init__(self, alert_rate: float, on_round: Callable[[Sequence[bool]], None] | None = None) -> None:
         self.alert_rate = alert_rate
+        self._on_round = on_round
         self._lock = threading.Lock()
         self.rounds = 0
         self.probes = 0
@@ -82,6 +84,8 @@ class CanaryStats:
             self.false_positives += sum(s >= FALSE_POSITIVE_SCORE for s in scores)
             self.errors += errors
             self.last_round_rate = rate
+        if self._on_round is not None:
+            self._on_round([s >= FALSE_POSITIVE_SCORE for s in scores])
         if rate is not None and rate > self.alert_rate:
             logger.warning(
                 "canary: the judge rewarded %.0f%% of master-key completions (alert above %.0f%%); "

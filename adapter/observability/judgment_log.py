@@ -11,6 +11,11 @@ with each turn's score (``step_scores``, None where not judged) when process rew
 Nothing else: no metadata, no error text, no config, no header; every text is scrubbed of
 secrets (``judge_vllm.redaction``) before it is cut, so not even a cut fragment of a key remains.
 
+The shadow audit (``adapter.observability.shadow_audit``) writes lines of its own into the same
+file, each with ``kind: "shadow_audit"`` and no ``source``: a row the rule decided, the judge's
+verdict on it, and the two compared (``record_audit``). Every such line is written while the log
+is on (the audit has sampled its rows already); ``judge-eval --from-log`` reports them apart.
+
 Sampling is a pure function of the request id (``sampled``): a reward is logged when a hash
 of its id falls below ``judgment_log_sample_rate``, so the same request is in or out in every
 process and every run, and a trainer's own request ids pick the same sample each time.
@@ -32,7 +37,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -61,6 +66,7 @@ __all__ = [
     "LoggedStep",
     "cut_text",
     "judgment_line",
+    "logged_text",
     "logged_trajectory",
     "sampled",
 ]
@@ -90,6 +96,11 @@ def sampled(request_id: str, rate: float) -> bool:
         return False
     digest = hashlib.blake2b(request_id.encode("utf-8", "replace"), digest_size=8).digest()
     return int.from_bytes(digest, "big") / _HASH_SPACE < rate
+
+
+def logged_text(text: str | None, max_chars: int) -> str | None:
+    """``text`` as a log line holds it: scrubbed of secrets, then cut to ``max_chars``."""
+    return None if text is None else cut_text(scrub(text), max_chars)
 
 
 def cut_text(text: str, max_chars: int) -> str:
@@ -272,6 +283,27 @@ class JudgmentLog:
             if request is not None and request.trajectory is not None:
                 steps = logged_trajectory(request.trajectory, self._max_chars)
             writer.put(self._render, JudgmentEntry(time.time(), result, logged, self._model(), score, steps))
+
+    @property
+    def max_chars(self) -> int:
+        """Each logged text's bound (``judgment_log_max_chars``)."""
+        return self._max_chars
+
+    def record_audit(self, line: Mapping[str, object]) -> None:
+        """Queue a shadow audit's line (its texts already ``logged_text``); the time, the model,
+        the profile, the mode and ``kind: "shadow_audit"`` are added. Every one is logged while the
+        log is on."""
+        if not self._enabled:
+            return
+        writer = self._writer or self._open()
+        if writer is not None:
+            writer.put(self._render_audit, (time.time(), self._model(), line))
+
+    def _render_audit(self, item: tuple[float, str | None, Mapping[str, object]]) -> bytes:
+        unix_time, model, line = item
+        moment = datetime.datetime.fromtimestamp(unix_time, datetime.timezone.utc)
+        head = {"time": moment, "kind": "shadow_audit", "profile": self._profile, "mode": self._mode}
+        return pydantic_core.to_json({**head, "model": model, **line})
 
     def _render(self, entry: JudgmentEntry) -> bytes:
         """The entry's JSON line, UTF-8 (on the writer thread)."""

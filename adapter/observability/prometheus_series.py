@@ -17,6 +17,7 @@ registry, each system's samples under a label of its own (``reward="..."``).
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.registry import Collector
 
+from adapter.observability.answer_form import ANSWER_FORMS
+from adapter.observability.integrity import INTEGRITY_FIGURES
+from adapter.observability.shadow_audit import AUDIT_OUTCOMES
+
 __all__ = [
     "BREAKER_STATES",
     "REWARD_SERIES",
@@ -41,6 +46,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 BREAKER_STATES = ("closed", "open", "half_open")
+SHADOW_STAGES = ("sampled", "sent", "over_budget", "failed", "judged")
 
 
 def _as_is(value: object) -> object:
@@ -50,6 +56,23 @@ def _as_is(value: object) -> object:
 def _per_replica(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """Read one number from each replica's snapshot, keyed by the replica's URL."""
     return lambda replicas: {url: read(snapshot) for url, snapshot in replicas.items()}
+
+
+def _by_outcome(tallies: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], Any]:
+    """A shadow audit's ``by_form`` or ``by_answer_type`` as ``{(name, outcome): rows}``."""
+    return {
+        (name, outcome): counts[outcome] for name, counts in tallies.items() for outcome in AUDIT_OUTCOMES
+    }
+
+
+def _integrity(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """One number per integrity figure, keyed by its name (a value not known yet is NaN)."""
+
+    def numbers(figures: Mapping[str, Any]) -> dict[str, Any]:
+        values = {name: read(figures[name]) for name in INTEGRITY_FIGURES}
+        return {name: math.nan if value is None else value for name, value in values.items()}
+
+    return numbers
 
 
 def _reward_histograms(distribution: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
@@ -261,6 +284,64 @@ REWARD_SERIES: tuple[RewardSeries, ...] = (
         "Fraction of all rewards with a value that are >= 0.95.",
         "reward_distribution",
         read=lambda d: d["near_one_fraction"],
+    ),
+    # The shadow audit of the rule's decisions (adapter/observability/shadow_audit.py).
+    RewardSeries(
+        "judge_shadow_audit_rows",
+        "counter",
+        "Shadow audit: rule-decided rows sampled, sent to the judge, dropped over the budget, failed (no verdict), judged.",
+        "shadow_audit",
+        label="stage",
+        read=lambda audit: {stage: audit[stage] for stage in SHADOW_STAGES},
+    ),
+    RewardSeries(
+        "judge_shadow_audit_judged",
+        "counter",
+        "Shadow-audited rows by grammar form and outcome (agree_paid, agree_refused, rule_paid_judge_rejected, rule_rejected_judge_paid).",
+        "shadow_audit",
+        label=("form", "outcome"),
+        read=lambda audit: _by_outcome(audit["by_form"]),
+    ),
+    RewardSeries(
+        "judge_shadow_audit_judged_by_answer_type",
+        "counter",
+        "Shadow-audited rows by answer_type and outcome.",
+        "shadow_audit",
+        label=("answer_type", "outcome"),
+        read=lambda audit: _by_outcome(audit["by_answer_type"]),
+    ),
+    RewardSeries(
+        "judge_shadow_audit_flagged",
+        "gauge",
+        "1 for a grammar form whose rule-paid rows the judge rejected past audit.disagreement_rate (it warned).",
+        "shadow_audit",
+        label="form",
+        read=lambda audit: {form: int(form in audit["flagged_forms"]) for form in ANSWER_FORMS},
+    ),
+    # The judge's integrity figures (adapter/observability/integrity.py).
+    RewardSeries(
+        "judge_integrity",
+        "gauge",
+        "The judge's rolling integrity figures (canary_false_positive_rate, position_agreement, fallback_rate, score_drift); NaN until known.",
+        "integrity",
+        label="figure",
+        read=_integrity(lambda figure: figure["value"]),
+    ),
+    RewardSeries(
+        "judge_integrity_threshold",
+        "gauge",
+        "The threshold each integrity figure warns past (below it for position_agreement, above for the others).",
+        "integrity",
+        label="figure",
+        read=_integrity(lambda figure: figure["threshold"]),
+    ),
+    RewardSeries(
+        "judge_integrity_warned",
+        "gauge",
+        "1 once an integrity figure has passed its threshold (it warned, once).",
+        "integrity",
+        label="figure",
+        read=_integrity(lambda figure: int(figure["warned"])),
     ),
     RewardSeries(
         "judge_canary_false_positive_rate",

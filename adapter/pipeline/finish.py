@@ -26,6 +26,7 @@ from typing_extensions import TypedDict, Unpack
 
 from adapter.config import RewardConfig
 from adapter.observability.fallback_watch import FallbackWatch
+from adapter.observability.integrity import JudgeIntegrity
 from adapter.observability.judgment_log import JudgmentLog
 from adapter.observability.metrics import INVALID_INPUT, RewardMetrics
 from adapter.pipeline.calibration import JudgeCalibration
@@ -63,7 +64,8 @@ class ResultDetails(TypedDict, total=False):
 
 
 class RewardFinisher:
-    """Builds the results of one reward system, and records each in its metrics and judgment log."""
+    """Builds the results of one reward system, and records each in its metrics, its judgment log
+    and its integrity figures (the share of rewards that fell back)."""
 
     def __init__(
         self,
@@ -72,9 +74,11 @@ class RewardFinisher:
         judgment_log: JudgmentLog,
         model: Callable[[], str | None],
         fallback_watch: FallbackWatch | None = None,
+        integrity: JudgeIntegrity | None = None,
     ) -> None:
         self.config = config
         self.metrics = metrics
+        self.integrity = integrity
         self.judgment_log = judgment_log
         self.fallback_watch = fallback_watch
         self._invalid_rewards = itertools.count(1)
@@ -84,6 +88,8 @@ class RewardFinisher:
     def invalid(self, invalid: InvalidInput) -> RewardResult:
         """The defined reward for input that cannot be judged: 0, by rule, with the reason."""
         self.metrics.record("rule", 0.0, INVALID_INPUT, 0.0, None)
+        if self.integrity is not None:
+            self.integrity.record_reward("rule")
         result = RewardResult(
             reward=0.0,
             source="rule",
@@ -149,6 +155,8 @@ class RewardFinisher:
         self.metrics.record(source, latency_ms, extra.get("reason"), reward, request.answer_type)
         if self.fallback_watch is not None:
             self.fallback_watch.record(source, extra.get("reason"))
+        if self.integrity is not None:
+            self.integrity.record_reward(source)
         result = RewardResult(
             reward=reward,
             source=source,

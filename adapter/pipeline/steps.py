@@ -3,7 +3,8 @@
     refuse_invalid  invalid_rows: error -> JudgeInputError for a row that cannot be judged
     invalid         invalid_rows: zero -> reward 0, source "rule", reason invalid_input
     prechecked      the completion as graded (after its reasoning); the pre-checks' decision
-    cascaded        strategy cascade: the rule's reward where it is sure
+    cascaded        strategy cascade: the rule's reward where it is sure (a sample of those
+                    rows offered to the shadow audit, which may judge them in the background)
     cached          the verdict cache, once the judge model is known
     fall_back       the judge failed: the rule fallback within what is left of the budget
     finisher        every result calibrated, counted and offered to the judgment log
@@ -24,6 +25,7 @@ from adapter.cache.verdict_cache import VerdictCache
 from adapter.config import RewardConfig
 from adapter.observability.metrics import RewardMetrics
 from adapter.observability.repeats import RepeatCounter
+from adapter.observability.shadow_audit import ShadowAudit
 from adapter.pipeline.cascade import CascadeDecision, rule_first
 from adapter.pipeline.fallback import RuleFallback
 from adapter.pipeline.finish import RewardFinisher
@@ -71,8 +73,10 @@ class RewardSteps:
         repeats: RepeatCounter,
         cache: VerdictCache | None,
         cache_key: Callable[[JudgeRequest], str | None],
+        audit: ShadowAudit | None = None,
     ) -> None:
         self.config = config
+        self.audit = audit
         self.profile = profile
         self.finisher = finisher
         self._metrics = metrics
@@ -173,17 +177,25 @@ class RewardSteps:
 
     def rule_decision(self, request: JudgeRequest) -> CascadeDecision:
         """The cascade's rule on ``request``, counted: sure or not (may take up to the rules'
-        symbolic timeout: call it off the event loop)."""
+        symbolic timeout: call it off the event loop). A row whose grammar form the shadow audit
+        flagged goes to the judge instead (``audit.on_disagreement: judge``)."""
         decision = rule_first(request, self._cascade_rules)
+        if decision.decided and self.audit is not None and self.audit.overrules(request.completion):
+            decision = CascadeDecision(verdict=decision.verdict, decided=False)
         self._metrics.record_cascade(decision.decided)
         return decision
 
     def rule_reward(self, request: JudgeRequest, budget: Budget, decision: CascadeDecision) -> RewardResult:
-        """The reward of a rule that is sure (source ``rule``, reason ``cascade``)."""
+        """The reward of a rule that is sure (source ``rule``, reason ``cascade``), offered to the
+        shadow audit once it is made."""
         verdict = decision.verdict
-        return self.finisher.finish(
-            request, budget.started, verdict.reward, "rule", rule_explanation(decision), reason=CASCADE_REASON
+        explanation = rule_explanation(decision)
+        result = self.finisher.finish(
+            request, budget.started, verdict.reward, "rule", explanation, reason=CASCADE_REASON
         )
+        if self.audit is not None:
+            self.audit.offer(self.undecided(request, decision), verdict.reward, explanation)
+        return result
 
     def undecided(self, request: JudgeRequest, decision: CascadeDecision) -> JudgeRequest:
         """A request the rule is unsure of, for the judge: with the rules' extracted answer for

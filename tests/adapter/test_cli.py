@@ -14,7 +14,7 @@ from adapter.cli import add_front_end_commands
 from judge_vllm.cli import build_parser
 
 REPO = Path(__file__).resolve().parents[2]
-COMMANDS = ["model", "serve", "stop", "health", "judge", "api", "openrlhf-rm", "config"]
+COMMANDS = ["model", "serve", "stop", "health", "judge", "api", "openrlhf-rm", "config", "audit"]
 
 
 def test_the_console_script_is_the_composed_command():

@@ -9,6 +9,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import adapter.observability.prometheus_series
+from adapter.observability.integrity import JudgeIntegrity
 from adapter.observability.prometheus_series import (
     REWARD_SERIES,
     LabelledRewardCollector,
@@ -16,6 +17,8 @@ from adapter.observability.prometheus_series import (
     RewardSeries,
 )
 from adapter.observability.reward_distribution import RewardDistribution
+from adapter.observability.shadow_audit import ShadowAudit
+from adapter.settings import AuditSettings
 
 
 def _distribution(*rewards: tuple[str, str | None, float | None]) -> dict[str, Any]:
@@ -23,6 +26,25 @@ def _distribution(*rewards: tuple[str, str | None, float | None]) -> dict[str, A
     for source, answer_type, reward in rewards:
         distribution.add(source, answer_type, reward)
     return {**distribution.snapshot(), "canary_false_positive_rate": 0.125}
+
+
+def _shadow_audit() -> dict[str, Any]:
+    """A shadow audit's snapshot after 5 rows: the judge rejected the 3 boxed ones the rule paid."""
+    audit = ShadowAudit(AuditSettings(min_rows=3), judge=None, submit=None)  # type: ignore[arg-type]
+    snapshot: dict[str, Any] = dict(audit.snapshot())
+    snapshot.update(sampled=6, sent=5, over_budget=1, judged=5, flagged_forms=["box"])
+    snapshot["by_form"]["box"].update(rule_paid_judge_rejected=3)
+    snapshot["by_form"]["marker"].update(agree_paid=2)
+    snapshot["by_answer_type"]["NUMBER"].update(rule_paid_judge_rejected=3, agree_paid=2)
+    return snapshot
+
+
+def _integrity() -> dict[str, Any]:
+    """Integrity figures: 10 rewards of which 3 fell back (it warned), nothing else yet."""
+    integrity = JudgeIntegrity(AuditSettings(window=10, min_rows=10, max_fallback_rate=0.2), 0.25)
+    for source in ["judge"] * 7 + ["rule_fallback"] * 3:
+        integrity.record_reward(source)
+    return dict(integrity.snapshot())
 
 
 SNAPSHOT: dict[str, Any] = {
@@ -61,6 +83,8 @@ SNAPSHOT: dict[str, Any] = {
         "errors": 0,
         "queued": 2,
     },
+    "shadow_audit": _shadow_audit(),
+    "integrity": _integrity(),
     "replicas": {
         "http://a:1": {
             "items": 4,
@@ -106,7 +130,9 @@ def test_every_series_from_a_full_snapshot():
     samples = {
         key: value
         for key, value in _samples(_scrape(SNAPSHOT)).items()
-        if not key[0].startswith(DISTRIBUTION_FAMILIES)
+        if not key[0].startswith(
+            (*DISTRIBUTION_FAMILIES, "judge_shadow_audit", "judge_integrity")
+        )  # each tested on its own
     }
     assert samples == {
         ("judge_rewards_total", (("source", "cache"),)): 2,
@@ -194,6 +220,31 @@ def test_a_labelled_collector_serves_several_systems_each_family_once():
     assert "train" not in generate_latest(registry).decode()
     with pytest.raises(ValueError, match="Duplicated timeseries"):
         registry.register(LabelledRewardCollector())
+
+
+def test_the_shadow_audit_counts_by_stage_form_answer_type_and_outcome():
+    samples = _samples(_scrape(SNAPSHOT))
+    assert samples[("judge_shadow_audit_rows_total", (("stage", "over_budget"),))] == 1
+    assert samples[("judge_shadow_audit_rows_total", (("stage", "judged"),))] == 5
+    box = (("form", "box"), ("outcome", "rule_paid_judge_rejected"))
+    assert samples[("judge_shadow_audit_judged_total", box)] == 3
+    assert samples[("judge_shadow_audit_judged_total", (("form", "marker"), ("outcome", "agree_paid")))] == 2
+    assert samples[("judge_shadow_audit_judged_total", (("form", "tag"), ("outcome", "agree_paid")))] == 0
+    number = (("answer_type", "NUMBER"), ("outcome", "rule_paid_judge_rejected"))
+    assert samples[("judge_shadow_audit_judged_by_answer_type_total", number)] == 3
+    assert samples[("judge_shadow_audit_flagged", (("form", "box"),))] == 1
+    assert samples[("judge_shadow_audit_flagged", (("form", "bare"),))] == 0
+
+
+def test_the_integrity_figures_their_thresholds_and_whether_they_warned():
+    samples = _samples(_scrape(SNAPSHOT))
+    fallbacks = (("figure", "fallback_rate"),)
+    assert samples[("judge_integrity", fallbacks)] == pytest.approx(0.3)
+    assert samples[("judge_integrity_threshold", fallbacks)] == 0.2
+    assert samples[("judge_integrity_warned", fallbacks)] == 1
+    drift = (("figure", "score_drift"),)
+    assert samples[("judge_integrity", drift)] != samples[("judge_integrity", drift)]  # NaN: not known yet
+    assert samples[("judge_integrity_warned", (("figure", "position_agreement"),))] == 0
 
 
 def test_types_and_label_escaping_in_the_text():
