@@ -30,6 +30,8 @@ def probe_config(config: RewardConfig) -> RewardConfig:
             "metrics_port": None,
             "canary_interval": None,
             "audit": config.audit.model_copy(update={"shadow_rate": 0.0}),
+            # A judge that does not answer is measured as such (rows not measured: exit 3).
+            "startup_check": "off",
         }
     )
 

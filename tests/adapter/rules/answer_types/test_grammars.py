@@ -164,10 +164,9 @@ def test_multiple_choice_grammar(text, letters):
     ("reference", "text", "read"),
     [
         ("Paris", "paris", True),
-        ("Paris", "Paris.", True),
         ("Paris", "Paris!", False),
         ("Paris", "Paris?", False),
-        ("Washington, D.C.", "washington, d.c.", True),
+        ("Washington, D.C.", "washington, d.c", True),  # a final period is the statement's
         ("Paris | Paris, France", "Paris, France", True),
         ("S\u00e3o Paulo", "Sao Paulo", True),
         ("Paris", "P\u0430ris", False),  # a Cyrillic a
@@ -314,6 +313,7 @@ def test_multiple_choice_statements(completion, outcome):
     ("completion", "outcome"),
     [
         ("It is in France.\n\nThe answer is Paris.", "match"),  # "It is in France." is prose
+        ("Paris.", "match"),
         ("The answer is \\boxed{\\text{Paris}}.", "match"),
         ("Paris", "match"),
         ("Lyon is big.\nParis", "unsure"),
@@ -322,3 +322,8 @@ def test_multiple_choice_statements(completion, outcome):
 )
 def test_text_statements(completion, outcome):
     assert prove("What is the capital of France?", completion, "Paris", "TEXT", SETTINGS).outcome == outcome
+
+
+def test_a_reference_that_ends_in_a_period_is_stated_with_one():
+    completion = "It is the capital.\n\nThe answer is Washington, D.C."
+    assert prove("Which city?", completion, "Washington, D.C.", "TEXT", SETTINGS).outcome == "match"
