@@ -33,7 +33,8 @@ fi
   opentelemetry-sdk opentelemetry-exporter-otlp psutil transformers tokenizers || exit 1
 echo "unit-py310: $("$VENV/bin/python" --version) in $VENV"
 "$VENV/bin/python" -m pytest -m "not e2e and not slow" -n 2 -q -p no:cacheprovider \
-  --ignore=tests/adapter/integrations/test_trl.py --ignore=tests/adapter/integrations/test_verl.py \
+  --ignore=tests/adapter/integrations/test_trl.py --ignore=tests/adapter/integrations/test_trl_groups.py \
+  --ignore=tests/adapter/integrations/test_verl.py \
   --ignore=tests/adapter/integrations/test_openrlhf.py --ignore=tests/adapter/integrations/test_openrlhf_client.py \
   --ignore=tests/adapter/trajectories/test_verl.py --ignore=tests/adapter/trajectories/test_openrlhf.py \
   --ignore=tests/e2e -k "not (main_ppo or train_ppo_ray)"

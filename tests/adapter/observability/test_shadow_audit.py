@@ -77,7 +77,7 @@ def _items(rows):
     return [{k: r[k] for k in ("prompt", "completion", "answer", "answer_type")} for r in rows]
 
 
-def _wait_judged(rs, n, timeout_s=10.0):
+def _wait_judged(rs, n, timeout_s=60.0):  # a bound for a hang, not a timing
     deadline = time.monotonic() + timeout_s
     while rs.get_metrics()["shadow_audit"]["judged"] + rs.get_metrics()["shadow_audit"]["failed"] < n:
         assert time.monotonic() < deadline, rs.get_metrics()["shadow_audit"]
