@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from adapter.pipeline.cascade import rule_first
@@ -24,9 +25,19 @@ from judge_vllm.schemas import JudgeRequest
 from judge_vllm.settings import JudgeClientConfig
 from judge_vllm.trajectory import fit_trajectory
 
-__all__ = ["main", "share"]
+__all__ = ["Decided", "decisions", "main", "share"]
 
 Decision = str  # "pre-checks", "rule", "judge"
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One row: its id, its --by group, who decides it without the judge, whether a wrong answer is paid."""
+
+    id: str
+    group: str
+    decision: Decision
+    wrong_paid: bool
 
 
 def _decided(row: EvalRow, shown_chars: int) -> tuple[Decision, bool]:
@@ -49,11 +60,11 @@ def _decided(row: EvalRow, shown_chars: int) -> tuple[Decision, bool]:
     return "rule", decision.verdict.reward == 1.0 and row.label == 0
 
 
-def _line(name: str, decisions: list[tuple[str, Decision, bool]]) -> str:
-    total = len(decisions)
-    prechecked = sum(d == "pre-checks" for _, d, _ in decisions)
-    ruled = sum(d == "rule" for _, d, _ in decisions)
-    wrong_paid = [row_id for row_id, _, wrong in decisions if wrong]
+def _line(name: str, rows: list[Decided]) -> str:
+    total = len(rows)
+    prechecked = sum(r.decision == "pre-checks" for r in rows)
+    ruled = sum(r.decision == "rule" for r in rows)
+    wrong_paid = [r.id for r in rows if r.wrong_paid]
     decided = prechecked + ruled
     return (
         f"{name}: {total} rows; decided without the judge {decided} ({decided / max(total, 1):.1%}: "
@@ -62,8 +73,8 @@ def _line(name: str, decisions: list[tuple[str, Decision, bool]]) -> str:
     ).rstrip()
 
 
-def share(path: Path, by: str | None = None) -> list[str]:
-    """One line for the file, then (with ``by``) one per value of that column."""
+def decisions(path: Path, by: str | None = None) -> list[Decided]:
+    """Each row of ``path``: who decides it without the judge, and whether a wrong answer is paid."""
     parsed = [
         parse_record(k, record, group_by=by or DEFAULT_GROUP_BY)
         for k, record in read_records(path)
@@ -71,12 +82,17 @@ def share(path: Path, by: str | None = None) -> list[str]:
     ]
     rows = [row for row in parsed if isinstance(row, EvalRow)]
     shown_chars = JudgeClientConfig.model_fields["max_completion_chars"].default
-    decisions = [(row.id, *_decided(row, shown_chars)) for row in rows]
-    lines = [_line(str(path), decisions)]
+    return [Decided(row.id, row.group or "-", *_decided(row, shown_chars)) for row in rows]
+
+
+def share(path: Path, by: str | None = None) -> list[str]:
+    """One line for the file, then (with ``by``) one per value of that column."""
+    rows = decisions(path, by)
+    lines = [_line(str(path), rows)]
     if by is not None:
-        groups: dict[str, list[tuple[str, Decision, bool]]] = defaultdict(list)
-        for row, decision in zip(rows, decisions, strict=True):
-            groups[row.group or "-"].append(decision)
+        groups: dict[str, list[Decided]] = defaultdict(list)
+        for row in rows:
+            groups[row.group].append(row)
         lines += [_line(f"  {by}={name}", groups[name]) for name in sorted(groups)]
     return lines
 

@@ -69,6 +69,7 @@ NOT_RUN = {
     "judge-eval --data eval/data/sample.jsonl --config /tmp/measure.yaml": "four profiles x two strategies on the whole sample: 20 s on the fake judge (its heredoc config loads below)",
     "judge-eval --data eval/data/sample.jsonl --config /tmp/q15.yaml": "the 1.5B judge's profile measurement: three profiles x two strategies (its heredoc config loads below)",
     "judge-eval --data eval/data/adversarial.jsonl --config /tmp/q15.yaml": "the same measurement on the adversarial rows",
+    "judge-eval --data eval/data/grammar_adversarial.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's blind adversarial rows (two profiles x two strategies)",
     "judge-eval --data eval/data/trajectories.jsonl --config /tmp/traj-": "the 1.5B judge's trajectory measurement, one line per view (its heredoc configs load below)",
     "judge-bench --replicas": "a benchmark of replica pools (minutes); --real-replicas needs two vLLM servers",
     "python -m verl.trainer.main_ppo": "a verl training run; tests/adapter/integrations/test_verl.py runs verl's reward code",
