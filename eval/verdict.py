@@ -168,9 +168,14 @@ def _difference(rows: Sequence[ScoredRow], seed: int) -> tuple[float, Interval |
     return gain(judge, rule, labels), bootstrap(gain, judge, rule, labels, seed=seed)
 
 
+# Fewer judged rows than this and a bootstrap interval says little: no run fails on it.
+MIN_INVERTED_ROWS = 20
+
+
 def is_inverted(judge: ScorerStats) -> bool:
-    """Whether the judge ranks worse than chance: its AUROC's 95% interval lies wholly below 0.5."""
-    return judge.auroc_ci is not None and judge.auroc_ci.high < 0.5
+    """Whether the judge ranks worse than chance: its AUROC's 95% interval lies wholly below 0.5,
+    on at least MIN_INVERTED_ROWS judged rows (3 rows of a noise judge can look inverted)."""
+    return judge.auroc_ci is not None and judge.auroc_ci.high < 0.5 and judge.auroc_rows >= MIN_INVERTED_ROWS
 
 
 def _chance_line(judge: ScorerStats) -> str | None:

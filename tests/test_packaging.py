@@ -81,7 +81,7 @@ row = {"prompt": "What is 2+2?", "completion": "The answer is 4.", "answer": "4"
 rubric = {"criteria": "Is it right?", **{f"score{i}_description": f"level {i}" for i in range(1, 6)}}
 scored = {}
 for name in builtin_profile_names():
-    config = {"judge_url": sys.argv[1], "use_cache": False, "fallback_to_rule": False}
+    config = {"judge_url": sys.argv[1], "use_cache": False, "fallback_to_rule": False, "startup_check": "off"}
     try:
         if name in ("pairwise", "listwise"):  # they compare a group's completions
             with JudgeRewardSystem({**config, "group": {"mode": name}}) as rs:
