@@ -24,8 +24,9 @@ class RuleSettings(BaseModel):
         ge=0.0,
         le=1.0,
         description=(
-            "relative tolerance for NUMBER, only where the reference is a decimal with more significant "
-            "digits than it resolves; any other reference is compared exactly"
+            "NUMBER: a reference decimal with more significant digits than this relative precision "
+            "resolves is taken as rounded (an answer written at least as finely that rounds to it is "
+            "equal); any other reference is compared exactly"
         ),
     )
     symbolic_timeout: float = Field(
@@ -50,8 +51,8 @@ class RuleSettings(BaseModel):
         if isinstance(data, dict) and "abs_tol" in data:
             data = {k: v for k, v in data.items() if k != "abs_tol"}
             warnings.warn(
-                "rules: abs_tol no longer has an effect (a number is compared exactly, or within rel_tol "
-                "where the reference is an inexact decimal): remove it",
+                "rules: abs_tol no longer has an effect (a number is compared exactly, or rounded to "
+                "the reference's last digit where the reference is an inexact decimal): remove it",
                 FutureWarning,
                 stacklevel=2,
             )

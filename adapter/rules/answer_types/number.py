@@ -7,7 +7,9 @@ the question or the reference does; a unit only where the question asks for it (
 "number of apples", "in minutes") or the reference carries it, never converted.
 
 Equality: the same exact value. Only a reference written as an inexact decimal (more significant
-digits than ``rules.rel_tol`` resolves, "6.62607015e-34") is matched within ``rel_tol`` relative.
+digits than ``rules.rel_tol`` resolves, "6.62607015e-34") is taken as rounded: an answer written at
+least as finely that rounds to it at its last digit is equal ("0.14285714286" for "0.1428571429";
+"0.1428571428" and "0.142857" are not).
 A different value is a proven mismatch, except where it may be a rounding of the reference at the
 answer's own precision ("0.33" for "1/3") or where "%" stands on one side only: the judge decides
 those. A reference that is no number in the grammar ("2\\sqrt{3}") is compared symbolically, and
@@ -31,8 +33,6 @@ from adapter.rules.symbolic import math_equal
 __all__ = ["GRAMMAR", "NumberGrammar", "Quantity"]
 
 MAX_EXPONENT = 64
-# An answer whose last digit is worth this many tolerances or more is compared exactly.
-COARSE_TOLERANCES = 10
 MAX_BITS = 4_096
 _ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
 
@@ -59,9 +59,10 @@ class Quantity:
         """A decimal with more significant digits than ``rel_tol`` resolves (a rounded value)."""
         return not self.exact and self.value != 0 and self.place / abs(self.value) < rel_tol
 
-    def coarse(self, rel_tol: float) -> bool:
-        """Written far more coarsely than ``rel_tol`` ("3" against 3.0001): no tolerance forgives it."""
-        return self.value != 0 and self.place / abs(self.value) >= COARSE_TOLERANCES * rel_tol
+    def rounds_to(self, reference: Quantity) -> bool:
+        """Written at least as finely as ``reference``, and rounds to it at its last digit
+        ("3.1415927" for "3.14159265" does not; "3.141592654" does)."""
+        return self.place <= reference.place and abs(self.value - reference.value) <= reference.place / 2
 
     def may_round(self, other: Fraction) -> bool:
         """``other`` rounds to this value at its own last digit ("0.33" and 1/3, "3" and 3.0001)."""
@@ -298,10 +299,9 @@ class NumberGrammar:
             if final.exact and math_equal(question.reference, text, timeout_s):
                 return Equality.EQUAL
             return Equality.UNPROVEN
-        rel_tol = question.settings.rel_tol
-        difference = abs(final.value - reference.value)
-        tolerated = reference.inexact(rel_tol) and not final.coarse(rel_tol)
-        if difference == 0 or (tolerated and difference <= rel_tol * abs(reference.value)):
+        if final.value == reference.value or (
+            reference.inexact(question.settings.rel_tol) and final.rounds_to(reference)
+        ):
             return Equality.EQUAL
         if final.percent != reference.percent or final.may_round(reference.value):
             return Equality.UNPROVEN  # "%" on one side only, or a rounding: the judge's

@@ -1,11 +1,14 @@
 """TEXT: the reference itself, as the whole value of the final statement (grammar: ``text.lark``).
 
-A text is the answer only when, folded, it is the reference or an alias the reference lists
-("Paris | Paris, France"). Folding drops case, runs of spaces, diacritics, a sentence's final
-period and a leading article as a whole word ("The Nile"); every other mark counts ("C++" is not
-"C", "B+" is not "B", "O-" is not "O"). Compatibility forms (full-width letters) are not folded:
-a look-alike is another text. A bare text (no marker, box or tag) is an answer only as the whole
-completion or under an answer header. Any other text is no proof either way: the judge decides.
+A text is the answer only when it is written as the reference or an alias the reference lists
+("Paris | Paris, France"), up to runs of spaces, a sentence's final period, a leading article as
+a whole word ("The Nile") and Unicode's canonical composition (NFC). Every other mark counts:
+"C++" is not "C", "B+" is not "B", and an accent is a letter of its own ("avô" is not "avó",
+"schon" is not "schön"). Case counts too, except in a text of four or more letters whose words
+are each in one case or capitalised ("paris", "PARIS" for "Paris"): symbols and short words
+keep it ("CO" is not "Co", "m" is not "M"). A look-alike is another text. A bare text (no marker, box or tag) is
+an answer only as the whole completion or under an answer header. Any other text is no proof
+either way: the judge decides.
 """
 
 from __future__ import annotations
@@ -19,17 +22,33 @@ __all__ = ["GRAMMAR", "TextGrammar", "aliases", "fold", "same_text"]
 
 _ARTICLES = ("the ", "a ", "an ")
 _ALIAS_SEPARATOR = " | "
+MIN_CASELESS_LETTERS = 4
 
 
 def fold(text: str) -> str:
-    """``text`` without case, diacritics, runs of spaces, a final period or a leading article."""
-    decomposed = unicodedata.normalize("NFD", text)
-    bare = "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
-    folded = " ".join(bare.split()).removesuffix(".").rstrip()
+    """``text`` in NFC without runs of spaces, a final period or a leading article."""
+    composed = unicodedata.normalize("NFC", text)
+    folded = " ".join(composed.split()).removesuffix(".").rstrip()
+    lowered = folded.casefold()
     for article in _ARTICLES:
-        if folded.startswith(article) and len(folded) > len(article):
+        if lowered.startswith(article) and len(folded) > len(article):
             return folded[len(article) :]
     return folded
+
+
+def _plain_case(word: str) -> bool:
+    """A word whose case carries no meaning of its own: lower, upper or capitalised letters."""
+    return word.islower() or word.isupper() or word.istitle()
+
+
+def _caseless(written: str, reference: str) -> bool:
+    """``written`` is ``reference`` in another case, and that case can mean nothing else: at
+    least ``MIN_CASELESS_LETTERS`` letters, every word of both in plain case."""
+    return (
+        written.casefold() == reference.casefold()
+        and sum(char.isalpha() for char in reference) >= MIN_CASELESS_LETTERS
+        and all(_plain_case(word) for word in written.split() + reference.split())
+    )
 
 
 def aliases(reference: str) -> list[str]:
@@ -38,12 +57,12 @@ def aliases(reference: str) -> list[str]:
 
 
 def same_text(written: str, reference: str) -> bool:
-    """``written`` is ``reference``, folded. A mark that combines with no letter into one
-    ("P\u0336a\u0336r\u0336i\u0336s\u0336", struck through) is no accent: such a text is not the reference."""
+    """``written`` is ``reference``, folded (see the module docstring). A mark that combines with
+    no letter into one ("P\u0336a\u0336r\u0336i\u0336s\u0336", struck through) makes another text."""
     if any(unicodedata.combining(char) for char in unicodedata.normalize("NFC", written)):
         return False
-    folded = fold(written)
-    return bool(folded) and folded == fold(reference)
+    folded, expected = fold(written), fold(reference)
+    return bool(folded) and (folded == expected or _caseless(folded, expected))
 
 
 class TextGrammar:

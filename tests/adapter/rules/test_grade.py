@@ -81,12 +81,11 @@ def test_number(completion, answer, reward):
     assert grade("q", completion, answer, "NUMBER").reward == reward
 
 
-def test_number_tolerance_is_configurable():
-    loose = RuleSettings(rel_tol=1e-3)
-    assert grade("q", "The answer is 3.1416", "3.14159", "NUMBER").reward == 1.0
-    assert grade("q", "The answer is 3.14", "3.14159", "NUMBER").reward == 0.0
-    assert grade("q", "The answer is 3.14", "3.14159", "NUMBER", RuleSettings(rel_tol=1e-2)).reward == 1.0
-    assert grade("q", "The answer is 3.1414", "3.14159", "NUMBER", loose).reward == 1.0
+def test_rel_tol_says_which_references_are_rounded():
+    assert grade("q", "The answer is 3.14159", "3.14", "NUMBER").reward == 0.0  # 3.14 is exact
+    assert grade("q", "The answer is 3.14159", "3.14", "NUMBER", RuleSettings(rel_tol=1e-2)).reward == 1.0
+    for rel_tol in (1e-4, 1e-2, 1.0):  # an answer coarser than the reference never pays
+        assert grade("q", "The answer is 3.1416", "3.14159", "NUMBER", RuleSettings(rel_tol=rel_tol)).reward == 0.0
 
 
 @pytest.mark.parametrize(
@@ -186,7 +185,8 @@ def test_multiple_choice(prompt, completion, answer, reward):
         ("It is not Paris.", "Paris", 0.0),
         ("Paris or London", "Paris", 0.0),
         ("London", "Paris", 0.0),
-        ("Answer: São Paulo", "Sao Paulo", 1.0),
+        ("Answer: São Paulo", "Sao Paulo", 0.0),  # an accent is a letter: the judge's
+        ("Answer: Sao Paulo", "Sao Paulo", 1.0),
         ("Jupiter is not the largest; Saturn is.", "Jupiter", 0.0),
         ("Not Michelangelo and not Raphael: Leonardo da Vinci.", "Leonardo da Vinci", 0.0),  # outside the canonical grammar: the judge's
         ("Paris is wrong.", "Paris", 0.0),
@@ -308,8 +308,8 @@ def test_extract_final_answer():
 
 def test_reward_system_interface():
     system = RuleRewardSystem({"rel_tol": 0.01})
-    result = system.reward("q", "The answer is 3.14", "3.14159", "NUMBER")
-    assert result["reward"] == 1.0 and result["source"] == "rule" and result["extracted"] == "3.14"
+    result = system.reward("q", "The answer is 3.14159", "3.14", "NUMBER")
+    assert result["reward"] == 1.0 and result["source"] == "rule" and result["extracted"] == "3.14159"
     assert {"reward", "source", "explanation", "extracted", "reason"} <= set(result)
     batch = system.reward_batch(
         [{"prompt": "q", "completion": "It is 4", "answer": "4"}, {"completion": None}]

@@ -277,7 +277,9 @@ SHAPES = [
     ("code-then-answer", SIX_SEVEN, "```python\nprint(6 * 7)\n```\nThe answer is 42.", "42", "NUMBER", PAID),
     ("fraction-for-a-decimal", "What is 3 / 4?", "The answer is 3/4", "0.75", "NUMBER", PAID),
     ("decimal-for-a-third", "What is 1/3?", "0.3333", "1/3", "NUMBER", UNSURE),
-    ("fine-reference-tolerance", "What is pi?", "The answer is 3.14159", "3.14159265", "NUMBER", PAID),
+    ("fine-reference-tolerance", "What is pi?", "The answer is 3.141592654", "3.14159265", "NUMBER", PAID),
+    ("fine-reference-coarser-answer", "What is pi?", "The answer is 3.14159", "3.14159265", "NUMBER", UNSURE),
+    ("rounded-reference-truncated", "What is 1/7 to 10 places?", "The answer is 0.1428571428.", "0.1428571429", "NUMBER", ZERO),
     ("one-option", RED, "The answer is (A).", "A", "MULTIPLE_CHOICE", PAID),
     ("boxed-expression", SIMPLIFY, "$\\boxed{4x}$", "4x", "MATH_EXPRESSIONS", PAID),
     ("letter-and-its-own-text", RED, "The answer is (A) blood.", "A", "MULTIPLE_CHOICE", PAID),
@@ -371,10 +373,16 @@ def test_an_unsure_rule_pays_the_configured_unsure_reward_when_the_judge_is_down
 
 @pytest.mark.parametrize(
     ("rel_tol", "completion", "reward"),
-    [(1e-4, "3.1416", 1.0), (1e-4, "3.1410", 0.0), (1e-3, "3.1410", 1.0)],
-    ids=["default-accepts-rounding", "default-rejects-a-near-miss", "looser-setting-accepts-it"],
+    [
+        (1e-4, "3.141592654", 1.0),
+        (1e-4, "3.14159264", 0.0),
+        (1e-4, "3.1416", 0.0),
+        (1e-2, "3.1416", 0.0),
+        (1e-2, "3.141592653589", 1.0),
+    ],
+    ids=["finer-and-rounds-to-it", "a-near-miss", "coarser", "coarser-at-a-loose-setting", "much-finer"],
 )
-def test_the_number_tolerance_is_the_rules_setting_for_fine_references(rel_tol, completion, reward):
+def test_a_rounded_reference_pays_answers_that_round_to_it_at_its_last_digit(rel_tol, completion, reward):
     verdict = grade("What is pi?", completion, "3.14159265", "NUMBER", RuleSettings(rel_tol=rel_tol))
     assert verdict.reward == reward, verdict.explanation
 
