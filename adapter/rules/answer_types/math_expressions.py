@@ -1,7 +1,10 @@
 """MATH_EXPRESSIONS: an expression in a strict LaTeX subset, proven equal (grammar:
 ``math_expressions.lark``).
 
-Allow-lists: the reference's own letters (a run of letters is a product of them) and Greek
+Allow-lists: the form the reference writes (``written_form``: the same operations on the same
+operands, up to the order of a sum's terms or a product's factors, brackets and spelling), so a
+value equal in another form ("x^2 - 1" for "(x-1)(x+1)", "\\sqrt{8}" for "2\\sqrt{2}") is the
+judge's, for the question may ask for the form; the reference's own letters (a run of letters is a product of them) and Greek
 letters; a subscript only where the reference writes one; a list only where the reference is one.
 Equality is math-verify's (``symbolic.math_equal``, bounded in time), never for a decimal where the
 reference writes none (3.141593 is not \\pi). A difference is proven only by different exact values
@@ -13,7 +16,7 @@ whole, by an equation math-verify proves the same.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from lark import Token, Tree
@@ -28,12 +31,81 @@ __all__ = ["GRAMMAR", "MathExpressionsGrammar"]
 _FUNCTIONS = frozenset(["sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "log", "ln", "exp", "sqrt"])
 
 
+# The terminals that carry meaning in a parsed expression; the others are brackets and braces.
+_MEANINGFUL = frozenset({"NUMBER", "DIGIT", "LETTERS", "CONSTANT", "GREEK", "FUNCTION", "ADD", "SIGN", "MUL"})
+_QUOTIENTS = frozenset({"/", "\\div"})
+Form = tuple[object, ...]
+
+
 @dataclass(frozen=True)
 class Statement:
-    """A stated expression: its final value as written and each earlier link (names included)."""
+    """A stated expression: its final value as written, each earlier link (names included), and
+    the final value's written form (None where the grammar read no single form)."""
 
     final: str
     links: tuple[str, ...]
+    form: Form | None = field(default=None, compare=False)
+
+
+def _meaningful(node: Tree[Token]) -> list[Tree[Token] | Token]:
+    return [c for c in node.children if isinstance(c, Tree) or c.type in _MEANINGFUL]
+
+
+def _flat(kind: str, parts: list[Form]) -> Form:
+    """A sum or product of ``parts``, nested ones of the same kind merged, in a fixed order."""
+    merged: list[Form] = []
+    for part in parts:
+        merged.extend(part[1] if part[0] == kind else [part])  # type: ignore[arg-type]
+    return (kind, tuple(sorted(merged, key=repr)))
+
+
+def _letters(run: str) -> list[Form]:
+    """A run of letters is a product of them ("ab" is a times b)."""
+    return [("letter", char) for char in run]
+
+
+def written_form(node: Tree[Token] | Token) -> Form:
+    """The form an expression is written in: its operations and operands, up to the order of a
+    sum's terms and a product's factors, brackets, and spelling ("\\dfrac" is "\\frac", "a/b" is
+    "\\frac{a}{b}", "\\cdot" is "*", a number is its value)."""
+    if isinstance(node, Token):
+        if node.type in ("NUMBER", "DIGIT"):
+            return ("number", Fraction(str(node)))
+        if node.type == "LETTERS":
+            letters = _letters(str(node))
+            return letters[0] if len(letters) == 1 else _flat("product", letters)
+        return ("symbol", str(node).lstrip("\\"))
+    parts = _meaningful(node)
+    if node.data == "signed":
+        sign, inner = parts
+        return ("negated", written_form(inner)) if sign == "-" else written_form(inner)
+    if node.data == "implicit_product":
+        return _flat("product", [written_form(part) for part in parts])
+    if node.data == "binary":
+        left, operator, right = parts
+        if operator in ("+", "-"):
+            term = written_form(right)
+            return _flat("sum", [written_form(left), ("negated", term) if operator == "-" else term])
+        if operator in _QUOTIENTS:
+            return ("fraction", written_form(left), written_form(right))
+        return _flat("product", [written_form(left), written_form(right)])
+    if node.data == "power":
+        base, exponent = parts[0], parts[-1]
+        runs = [str(t) for t in base.scan_values(lambda v: isinstance(v, Token))] if isinstance(base, Tree) else [str(base)]
+        if isinstance(base, Tree) and base.data == "letters" and len(runs[0]) > 1:  # ab^2 is a times b^2
+            *factors, last = _letters(runs[0])
+            return _flat("product", [*factors, ("power", last, written_form(exponent))])
+        return ("power", written_form(base), written_form(exponent))
+    if node.data == "root" and len(parts) == 1:
+        return ("root", ("number", Fraction(2)), written_form(parts[0]))
+    if node.data == "list":  # solutions, in any order
+        return ("list", tuple(sorted((written_form(part) for part in parts), key=repr)))
+    if node.data == "function":
+        name, argument = parts
+        return ("function", str(name).lstrip("\\"), written_form(argument))
+    if len(parts) == 1 and node.data not in ("root", "fraction", "subscript"):
+        return written_form(parts[0])  # a number, letters, a constant, brackets
+    return (node.data, *(written_form(part) for part in parts))
 
 
 def _run(text: str, at: int) -> int:
@@ -107,7 +179,8 @@ class MathExpressionsGrammar:
         if links and value.data == "list":
             return None
         checked.append(value)
-        return Statement(final=span(value, source).strip(), links=tuple(links)), checked
+        final = span(value, source).strip()
+        return Statement(final=final, links=tuple(links), form=written_form(value)), checked
 
     def _reference(self, question: Question) -> tuple[Tree[Token], Statement] | None:
         found = readings(self.value_grammar, question.reference.strip(), start="slot")
@@ -138,7 +211,8 @@ class MathExpressionsGrammar:
         return CanonicalAnswer(text=statement.final, key="".join(statement.final.split()), detail=statement)
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
-        """Every link, then math-verify's equivalence; different only at a rational point."""
+        """Math-verify's equivalence, in the reference's written form, with every link proven;
+        different only at a rational point."""
         statement = answer.detail
         if not isinstance(statement, Statement):
             return Equality.UNPROVEN
@@ -154,8 +228,12 @@ class MathExpressionsGrammar:
                 else Equality.UNPROVEN
             )
         equality = _final_equality(statement.final, reference.final, timeout_s)
-        if equality is Equality.EQUAL and not self._links_hold(statement, names, timeout_s):
-            return Equality.UNPROVEN
+        if equality is Equality.EQUAL and (
+            statement.form is None
+            or statement.form != reference.form
+            or not self._links_hold(statement, names, timeout_s)
+        ):
+            return Equality.UNPROVEN  # another form of the value, or a link unproven: the judge's
         return equality
 
     def _links_hold(self, statement: Statement, names: list[str], timeout_s: float) -> bool:

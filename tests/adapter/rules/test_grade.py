@@ -91,9 +91,11 @@ def test_rel_tol_says_which_references_are_rounded():
 @pytest.mark.parametrize(
     ("completion", "answer", "reward"),
     [
-        ("The final answer is \\boxed{2x+6}", "2(x+3)", 1.0),
+        ("The final answer is \\boxed{2x+6}", "2(x+3)", 0.0),  # the value in another form: the judge's
+        ("The final answer is \\boxed{6+2x}", "2x+6", 1.0),
         ("\\boxed{x + 1}", "1 + x", 1.0),
-        ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", 1.0),
+        ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", 0.0),  # the question may ask for the simplest form
+        ("\\boxed{\\sqrt{2} \\cdot 2}", "2\\sqrt{2}", 1.0),
         ("\\boxed{\\dfrac{1}{2}}", "\\frac{1}{2}", 1.0),
         ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}", 0.0),  # outside the canonical grammar: the judge's
         ("\\boxed{[1, 2]}", "[1, 2]", 0.0),  # outside the canonical grammar: the judge's

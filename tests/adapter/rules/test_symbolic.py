@@ -12,12 +12,12 @@ from adapter.rules import RuleSettings, grade
 from adapter.rules.symbolic import SymbolicTimeout, run_bounded
 
 SYMBOLIC = [
-    ("\\boxed{2x+6}", "2(x+3)"),
-    ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}"),
+    ("\\boxed{6+2x}", "2x+6"),  # the reference's form, in another order
+    ("\\boxed{2 \\cdot \\sqrt{2}}", "2\\sqrt{2}"),
     ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}"),
     ("\\boxed{(1, 2]}", "(1, 2)"),
-    ("\\boxed{x^2+2x+1}", "(x+1)^2"),
-    ("\\boxed{\\frac{x}{2}}", "0.5x"),
+    ("\\boxed{2x+x^2+1}", "x^2+2x+1"),
+    ("\\boxed{\\frac{x}{2}}", "x/2"),
     ("\\boxed{x^3}", "x^2"),
     ("Thus x = 2", "2"),
 ]
@@ -42,7 +42,7 @@ def test_errors_inside_the_bound_reach_the_caller():
 
 def test_works_outside_the_main_thread():
     with ThreadPoolExecutor(1) as pool:
-        verdict = pool.submit(grade, "q", "\\boxed{2x+6}", "2(x+3)", "MATH_EXPRESSIONS").result()
+        verdict = pool.submit(grade, "q", "\\boxed{6+2x}", "2x+6", "MATH_EXPRESSIONS").result()
     assert verdict.reward == 1.0 and verdict.reason == "match"
 
 
