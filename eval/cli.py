@@ -34,17 +34,17 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from adapter import RewardConfig, RuleRewardSystem, create_judge_reward
 from adapter.config import with_judge_url
+from eval.cached import CACHED
 from eval.calibration_fit import CalibrationError, CalibrationFit, fit_calibration
-from eval.compare import VariantStats, compare_markdown, rule_only_stats, variant_config, variant_stats
+from eval.compare import VariantStats, compare_blocks, rule_only_stats, variant_config, variant_stats
 from eval.coverage import DEFAULT_MIN_JUDGED, JudgeCoverage, judge_coverage
 from eval.data_files import FORMATS
 from eval.dataset import DEFAULT_GROUP_BY, LoadedRows, MalformedInputError, load_rows, parse_column_map
 from eval.from_log import read_logs
-from eval.group_eval import evaluate_group_modes, group_modes_markdown, labelled_groups, parse_group_mode
+from eval.group_eval import evaluate_group_modes, group_modes_blocks, labelled_groups, parse_group_mode
 from eval.log_report import LOG_REPORT_MD, write_log_report
 from eval.metrics import EvalSummary, summarize
 from eval.plots import (
@@ -55,8 +55,9 @@ from eval.plots import (
     plot_reliability,
     plot_reward_hist,
 )
-from eval.report import RunInfo, build_report, fmt, to_html, to_markdown
+from eval.report import Block, Paragraph, RunInfo, Table, build_report, fmt, to_html, to_markdown
 from eval.scoring import DEFAULT_CHUNK_SIZE, JudgeRun, ScoredRow, merge_scores, score_judge, score_rules
+from eval.terminal import print_blocks
 from eval.verdict import Assessment, assess
 from judge_vllm.cli import HelpFormatter, add_judge_url_flag
 from judge_vllm.errors import JudgeError, JudgeStartupError
@@ -221,27 +222,31 @@ def write_outputs(
     (out / REPORT_HTML).write_text(to_html(blocks), encoding="utf-8")
 
 
-def _summary_table(summary: EvalSummary) -> Table:
-    table = Table(title="rule vs judge vs labels (binarised at 0.5)")
-    for column in ("pair", "n", "agreement", "kappa", "Pearson", "Spearman", "F1"):
-        table.add_column(column, justify="left" if column == "pair" else "right")
-    for name, pair in (("rule vs judge", summary.rule_vs_judge), ("rule vs label", summary.rule_vs_label),
-                       ("judge vs label", summary.judge_vs_label)):  # fmt: skip
-        if pair is not None:
-            table.add_row(name, str(pair.n), fmt(pair.agreement), fmt(pair.kappa), fmt(pair.pearson),
-                          fmt(pair.spearman), fmt(pair.f1))  # fmt: skip
-    return table
+def _summary_table(summary: EvalSummary) -> list[Block]:
+    rows = [
+        [name, str(pair.n), fmt(pair.agreement), fmt(pair.kappa), fmt(pair.pearson), fmt(pair.spearman), fmt(pair.f1)]
+        for name, pair in (("rule vs judge", summary.rule_vs_judge), ("rule vs label", summary.rule_vs_label),
+                           ("judge vs label", summary.judge_vs_label))
+        if pair is not None
+    ]  # fmt: skip
+    header = ["pair", "n", "agreement", "kappa", "Pearson", "Spearman", "F1"]
+    return [Paragraph("rule vs judge vs labels (binarised at 0.5)"), Table(header, rows)]
 
 
 def _print_summary(console: Console, summary: EvalSummary, run: RunInfo, out: Path) -> None:
-    console.print(_summary_table(summary))
+    print_blocks(console, _summary_table(summary))
     if summary.sources:
         console.print("judge sources: " + ", ".join(f"{s.source} {s.n}" for s in summary.sources))
+    cached = run.coverage.by_source.get("cache", 0) if run.coverage else 0
     if summary.latency is not None and run.judge_seconds:
         console.print(
             f"judge: {summary.rows / run.judge_seconds:.2f} rows/s over {run.judge_seconds:.1f} s; "
             f"latency p50 {summary.latency.p50:.0f} ms, p95 {summary.latency.p95:.0f} ms, "
             f"p99 {summary.latency.p99:.0f} ms"
+            + (f" ({CACHED}: {cached} of {summary.rows} rows came from the cache, not the judge)" if cached else ""),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
     if run.problems:
         console.print(f"skipped {len(run.problems)} malformed row(s): see the report")
@@ -287,9 +292,9 @@ def _compare(
         assessment = assess(scored, coverages[name], calls, run.seconds, args.seed)
         verdicts[name], inverted[name] = assessment.lines, assessment.inverted
         model = model or run.metrics.get("model")
-    text = compare_markdown(stats, str(args.data), model, coverages, verdicts)
-    (args.out / COMPARE_MD).write_text(text, encoding="utf-8")
-    out.print(text, markup=False, highlight=False)
+    blocks = compare_blocks(stats, str(args.data), model, coverages, verdicts)
+    (args.out / COMPARE_MD).write_text(to_markdown(blocks), encoding="utf-8")
+    print_blocks(out, blocks)
     judged, not_inverted = _judged_enough(args, coverages, err), _not_inverted(inverted, err)
     return judged or not_inverted
 
@@ -315,10 +320,10 @@ def _group_modes(
         stats = evaluate_group_modes(
             groups, base, modes, args.seed, lambda name, n: progress.advance(tasks[name], n)
         )
-    text = group_modes_markdown(stats, str(args.data), args.min_judged)
+    blocks = group_modes_blocks(stats, str(args.data), args.min_judged)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / GROUPS_MD).write_text(text, encoding="utf-8")
-    out.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+    (args.out / GROUPS_MD).write_text(to_markdown(blocks), encoding="utf-8")
+    print_blocks(out, blocks)
     short = [s for s in stats if s.judged_share < args.min_judged]
     for s in short:
         label = "warning" if args.allow_fallback else "error"

@@ -5,6 +5,11 @@ row number is the line number, blank lines skipped), JSON (``.json``: an array o
 CSV (``.csv``, ``.tsv``: a header row, then one record per row, numbered by the line it ends
 on), parquet (``.parquet``) and a folder written by HF ``datasets``' ``save_to_disk``.
 Rows of JSON, parquet and datasets folders are numbered from 1. A record is a dict, or a ``RecordError`` saying why that row could not be read as one.
+A CSV cell is text, but for chat messages: a cell that parses as a JSON list of objects with a
+``role`` is that list (each message must have a text ``role`` and a ``content`` or
+``tool_calls``), and a cell that starts like one (``[{"role":``, ``[{'role':``, Python's way of
+writing a list) but is not valid JSON makes its row a ``RecordError``. Any other cell, ``[A]
+is right`` or ``[1, 2]`` included, stays text.
 Columns are renamed later (``eval.dataset``); this module only reads.
 """
 
@@ -12,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -93,6 +99,34 @@ def _json_array(path: Path) -> Records:
         yield row_no, _as_record(value)
 
 
+# A cell that starts like a list of chat messages: refused when it is not valid JSON.
+_CHAT_START = re.compile(r"""\[\s*\{\s*["'](?:role|content)["']\s*:""")
+
+
+def _chat_messages(column: str, text: str) -> object:
+    """A CSV cell's chat messages (a JSON list of objects with a ``role``), else its text; a
+    ``RecordError`` for a cell that starts like chat messages but is not valid ones."""
+    if not text.lstrip().startswith("["):
+        return text
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        if _CHAT_START.match(text.lstrip()):
+            return RecordError(
+                f"{column}: starts like a list of chat messages but is not valid JSON ({err.msg}, "
+                f"column {err.colno}); write the cell with json.dumps, or as plain text"
+            )
+        return text
+    if not isinstance(value, list) or not value or not all(isinstance(m, dict) and "role" in m for m in value):
+        return text
+    for number, message in enumerate(value, start=1):
+        if not isinstance(message["role"], str) or not message["role"]:
+            return RecordError(f"{column}: chat message {number}'s role is not text")
+        if message.get("content") is None and not message.get("tool_calls"):
+            return RecordError(f"{column}: chat message {number} has no content")
+    return value
+
+
 def _csv(path: Path) -> Records:
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     with _open_text(path) as handle:
@@ -106,7 +140,9 @@ def _csv(path: Path) -> Records:
                 continue
             # An empty cell is empty text: eval.dataset decides which fields it leaves out (all but
             # the completion: an empty completion is one a policy wrote).
-            yield reader.line_num, {key: ("" if value is None else value) for key, value in row.items()}
+            record = {key: _chat_messages(key, value or "") for key, value in row.items()}
+            refused = [value for value in record.values() if isinstance(value, RecordError)]
+            yield reader.line_num, refused[0] if refused else record
 
 
 def _parquet(path: Path) -> Records:

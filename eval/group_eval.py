@@ -26,12 +26,12 @@ from eval.coverage import JUDGE_DECIDED, JudgeCoverage, judge_coverage
 from eval.dataset import EvalRow
 from eval.intervals import Array, Interval, bootstrap
 from eval.metrics import THRESHOLD
-from eval.report import fmt
+from eval.report import Block, Heading, Paragraph, Table, fmt
 
 __all__ = [
     "GroupModeStats",
     "evaluate_group_modes",
-    "group_modes_markdown",
+    "group_modes_blocks",
     "judgments_behind",
     "labelled_groups",
     "parse_group_mode",
@@ -183,50 +183,49 @@ def evaluate_group_modes(
     return stats
 
 
-def group_modes_markdown(stats: Sequence[GroupModeStats], data: str, min_judged: float = 0.9) -> str:
-    """The comparison table, with what it supports in plain words. A mode whose judge decided less
-    than ``min_judged`` of what it was sent has no figure in the table (its rewards are mostly
-    fallbacks: a rule's ordering under the judge's name), says why the judge failed, and is
-    compared with nothing."""
+def group_modes_blocks(stats: Sequence[GroupModeStats], data: str, min_judged: float = 0.9) -> list[Block]:
+    """The comparison table, with what it supports in plain words (groups.md, and the terminal).
+    A mode whose judge decided less than ``min_judged`` of what it was sent has no figure in the
+    table (its rewards are mostly fallbacks: a rule's ordering under the judge's name), says why
+    the judge failed, and is compared with nothing."""
     model = next((s.model for s in stats if s.model), None)
-    lines = [
-        f"# Group modes on {data}",
-        "",
-        f"Judge model: {model or 'unknown'}. Ordering accuracy: over every (correct, incorrect) pair of "
-        "members of one group, how often the correct member's reward is higher (ties count half; 0.5 is "
-        "chance), with a 95% bootstrap interval over groups.",
-        "",
-        "| mode | groups | members | pairs | ordering accuracy | 95% interval | judgments | judge decided | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    header = ["mode", "groups", "members", "pairs", "ordering accuracy", "95% interval", "judgments",
+              "judge decided", "seconds"]  # fmt: skip
+    rows = []
     for s in stats:
         interval = f"{fmt(s.interval.low)}-{fmt(s.interval.high)}" if s.interval else "n/a"
         accuracy = fmt(s.ordering_accuracy)
         if s.judged_share < min_judged:
             accuracy, interval = NO_FIGURE, ""
-        lines.append(
-            f"| {s.mode} | {s.groups} | {s.members} | {s.pairs} | {accuracy} | {interval} | "
-            f"{s.judgments} | {s.judged_share:.0%} | {s.seconds:.1f} |"
-        )
-    lines.append("")
+        rows.append([s.mode, str(s.groups), str(s.members), str(s.pairs), accuracy, interval, str(s.judgments),
+                     f"{s.judged_share:.0%}", f"{s.seconds:.1f}"])  # fmt: skip
+    blocks: list[Block] = [
+        Heading(f"Group modes on {data}", level=1),
+        Paragraph(
+            f"Judge model: {model or 'unknown'}. Ordering accuracy: over every (correct, incorrect) pair of "
+            "members of one group, how often the correct member's reward is higher (ties count half; 0.5 is "
+            "chance), with a 95% bootstrap interval over groups."
+        ),
+        Table(header, rows),
+    ]
     for s in stats:
         if s.judged_share < min_judged:
             why = s.coverage.shortfall() if s.coverage else None
-            lines.append(
+            blocks.append(Paragraph(
                 f"No figure for {s.mode}: below --min-judged {min_judged:g}, "
                 f"{why or f'the judge decided {s.judged_share:.0%} of the members sent to it'}. Its rewards "
                 "are mostly fallbacks (a rule's ordering, not the judge's); it is compared with nothing below."
-            )
+            ))  # fmt: skip
     overlapping = [s for s in stats if s.interval is not None and s.judged_share >= min_judged]
     if len(overlapping) >= 2:
         best = max(overlapping, key=lambda s: s.ordering_accuracy or 0.0)
         beaten = [s.mode for s in overlapping if s is not best and s.interval and best.interval
                   and s.interval.high < best.interval.low]  # fmt: skip
         if beaten:
-            lines.append(f"{best.mode} orders better than {', '.join(beaten)} (intervals do not overlap).")
+            blocks.append(Paragraph(f"{best.mode} orders better than {', '.join(beaten)} (intervals do not overlap)."))
         else:
-            lines.append(
+            blocks.append(Paragraph(
                 f"No mode is shown better than the others: their intervals overlap ({overlapping[0].groups} "
                 "groups); more labelled groups would be needed to tell them apart."
-            )
-    return "\n".join(lines) + "\n"
+            ))  # fmt: skip
+    return blocks

@@ -1,7 +1,8 @@
-"""``report.md`` and ``report.html``: one document model, rendered twice.
+"""``report.md`` and ``report.html``: one document model, rendered three times.
 
 ``build_report`` turns an ``EvalSummary`` and the run's facts into a list of blocks
-(headings, paragraphs, tables, images); ``to_markdown`` and ``to_html`` render them.
+(headings, paragraphs, tables, images); ``to_markdown`` and ``to_html`` render them, and
+``to_text`` renders any blocks as plain text for a terminal's piped output (``eval.terminal``).
 Numbers are printed with three decimals; an undefined statistic prints as ``n/a``.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from eval.cached import CACHED, cached_note, cost_cell
 from eval.coverage import JudgeCoverage
 from eval.dataset import RowProblem
 from eval.intervals import Interval
@@ -32,6 +34,7 @@ __all__ = [
     "fmt",
     "to_html",
     "to_markdown",
+    "to_text",
 ]
 
 MAX_TEXT_CHARS = 600
@@ -75,9 +78,10 @@ class Heading:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """Plain text (escaped in both renderings)."""
+    """Plain text (escaped in both renderings), after its ``lead`` in bold when it has one."""
 
     text: str
+    lead: str = ""
 
 
 @dataclass(frozen=True)
@@ -176,17 +180,28 @@ def _with_ci(value: float | None, ci: Interval | None) -> str:
     return f"{value:.3f}" + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci else "")
 
 
-def _verdict_section(assessment: Assessment) -> list[Block]:
+def _cached_rows(run: RunInfo) -> int:
+    return run.coverage.by_source.get("cache", 0) if run.coverage else 0
+
+
+def _verdict_section(assessment: Assessment, run: RunInfo) -> list[Block]:
     header = ["scorer", "labelled rows", "agreement", "kappa", "AUROC (rows)", "false-positive rate",
               "judge calls / 1k rows", "seconds / 1k rows"]  # fmt: skip
+    cached = _cached_rows(run)
+
+    def cost(value: float | None, digits: int) -> str:  # only the judge's row has a cost
+        return fmt(value, digits) if value is None else cost_cell(fmt(value, digits), cached, run.judge_calls)
+
     rows = [[s.name, str(s.n), _with_ci(s.accuracy, s.accuracy_ci), _with_ci(s.kappa, s.kappa_ci),
              f"{_with_ci(s.auroc, s.auroc_ci)} ({s.auroc_rows})",
              _with_ci(s.false_positive_rate, s.false_positive_rate_ci),
-             fmt(s.judge_calls_per_1000, 0), fmt(s.seconds_per_1000, 1)]
+             cost(s.judge_calls_per_1000, 0), cost(s.seconds_per_1000, 1)]
             for s in assessment.scorers]  # fmt: skip
+    note = cached_note({"judge": (cached, run.coverage.rows)}) if run.coverage else None
     return [
         Heading("Verdict"),
         *(Paragraph(line) for line in assessment.lines),
+        *([Paragraph(note, lead="Cached")] if note else []),
         Heading("Against the labels, with 95% intervals"),
         Paragraph(
             "Bootstrap intervals (1,000 row resamples, --seed). The judge's AUROC is taken on the rows it "
@@ -225,10 +240,12 @@ def _speed_section(summary: EvalSummary, run: RunInfo) -> list[Block]:
     if run.rule_only or summary.latency is None:
         return []
     seconds = run.judge_seconds or 0.0
+    cached = _cached_rows(run)
     rows = [
-        ["judge run (s)", fmt(seconds, 1)],
-        ["throughput (rows/s)", fmt(summary.rows / seconds if seconds else None, 2)],
-        ["judge calls (HTTP batches)", "n/a" if run.judge_calls is None else str(run.judge_calls)],
+        ["rows answered from the cache", str(cached)],
+        ["judge run (s)", cost_cell(fmt(seconds, 1), cached, run.judge_calls)],
+        ["throughput (rows/s)", cost_cell(fmt(summary.rows / seconds if seconds else None, 2), cached, run.judge_calls)],
+        ["judge calls (HTTP batches)", "n/a" if run.judge_calls is None else cost_cell(str(run.judge_calls), cached, run.judge_calls)],
         ["latency p50 (ms)", fmt(summary.latency.p50, 1)],
         ["latency p95 (ms)", fmt(summary.latency.p95, 1)],
         ["latency p99 (ms)", fmt(summary.latency.p99, 1)],
@@ -237,7 +254,9 @@ def _speed_section(summary: EvalSummary, run: RunInfo) -> list[Block]:
         Heading("Throughput and latency"),
         Paragraph(
             "Throughput is rows answered per second of the judge run (cache hits and pre-checks "
-            "included). A row's latency runs from the start of its reward_batch chunk to its answer, "
+            "included). Rows answered from the cache took no judge call and no judge time, so where there are "
+            f"any these figures are not the judge's: they are marked '{CACHED}' ('X + {CACHED}' when the judge "
+            "answered some rows too). A row's latency runs from the start of its reward_batch chunk to its answer, "
             "so it includes queueing behind the rest of the chunk."
         ),
         Table(["measure", "value"], rows),
@@ -303,7 +322,7 @@ def build_report(
         ]
     return [
         *_overview(summary, run),
-        *(_verdict_section(assessment) if assessment else []),
+        *(_verdict_section(assessment, run) if assessment else []),
         *_calibration_section(calibration),
         *_agreement_section(summary),
         *_confusion_section(summary),
@@ -328,7 +347,7 @@ def to_markdown(blocks: Sequence[Block]) -> str:
         if isinstance(block, Heading):
             parts.append(f"{'#' * block.level} {block.text}")
         elif isinstance(block, Paragraph):
-            parts.append(block.text)
+            parts.append(f"**{block.lead}**: {block.text}" if block.lead else block.text)
         elif isinstance(block, Image):
             parts.append(f"![{block.alt}]({block.path})")
         else:
@@ -356,7 +375,8 @@ def to_html(blocks: Sequence[Block]) -> str:
         if isinstance(block, Heading):
             body.append(f"<h{block.level}>{e(block.text)}</h{block.level}>")
         elif isinstance(block, Paragraph):
-            body.append(f"<p>{e(block.text)}</p>")
+            lead = f"<strong>{e(block.lead)}</strong>: " if block.lead else ""
+            body.append(f"<p>{lead}{e(block.text)}</p>")
         elif isinstance(block, Image):
             body.append(f'<p><img src="{e(block.path)}" alt="{e(block.alt)}"></p>')
         else:
@@ -367,3 +387,35 @@ def to_html(blocks: Sequence[Block]) -> str:
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>judge-eval report</title>'
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
+
+
+def _text_cell(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _text_table(table: Table) -> str:
+    """A table as plain text: one line per row, columns padded to their widest cell and set
+    two spaces apart (the first left-aligned, the others right-aligned), a rule under the header."""
+    rows = [[_text_cell(c) for c in row] for row in (table.header, *table.rows)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(table.header))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([line(rows[0]), "  ".join("-" * w for w in widths), *(line(r) for r in rows[1:])])
+
+
+def to_text(blocks: Sequence[Block]) -> str:
+    """Blocks as plain text: no markdown, no line wrapped, tables as aligned columns."""
+    parts = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            parts.append(block.text)
+        elif isinstance(block, Paragraph):
+            parts.append(f"{block.lead}: {block.text}" if block.lead else block.text)
+        elif isinstance(block, Image):
+            parts.append(f"{block.alt}: {block.path}")
+        else:
+            parts.append(_text_table(block))
+    return "\n\n".join(parts) + "\n"

@@ -286,9 +286,11 @@ def verdict_lines(
     if escalation:
         lines.append(escalation)
     if coverage is not None:
+        cached = coverage.by_source.get("cache", 0)
         lines.append(
-            f"{coverage.decided / coverage.rows:.0%} of rows were judged ({coverage.decided} of {coverage.rows}); "
-            "the others were decided by rules (pre-checks, cascade) or fell back."
+            f"{coverage.decided / coverage.rows:.0%} of rows were judged ({coverage.decided} of {coverage.rows}"
+            + (f", {cached} of them answered from the cache" if cached else "")
+            + "); the others were decided by rules (pre-checks, cascade) or fell back."
             if coverage.rows
             else "No rows."
         )

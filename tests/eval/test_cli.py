@@ -5,6 +5,7 @@ The fake judge only exercises plumbing (sources, cache, fallback); the real judg
 """
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,28 @@ def test_judge_run_is_resumable_from_the_cache(
     second = read_scores(tmp_path / "second")
     assert {s["judge_source"] for s in second} == {"cache", "rule"}
     assert [s["judge"] for s in second] == [s["judge"] for s in first]
+
+
+def test_a_rerun_from_the_cache_marks_its_cost_cached_not_free(
+    tmp_path, rows, write_jsonl, write_config, fake_judge, capsys
+):
+    """Issue 42: cached verdicts were reported as a judge that took 0 calls and 0.0 seconds."""
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    config = write_config(tmp_path / "c.yaml", fake_judge.url, tmp_path / "cache")
+    assert _run(data, tmp_path / "first", "--config", str(config)) == 0
+    first = (tmp_path / "first" / "report.md").read_text()
+    assert "| rows answered from the cache | 0 |" in first and "cached" not in first.split("## Verdict")[1].split("##")[0]
+    capsys.readouterr()
+    assert _run(data, tmp_path / "second", "--config", str(config)) == 0
+    report = (tmp_path / "second" / "report.md").read_text()
+    (judge,) = [line for line in report.splitlines() if line.startswith("| judge | ")]
+    assert judge.endswith(" | cached | cached |")  # judge calls and seconds per 1,000 rows
+    assert "| rows answered from the cache | 7 |" in report and "| judge run (s) | cached |" in report
+    assert "**Cached**: judge 7 of 8 rows came from the cache" in report
+    assert "7 of 8, 7 of them answered from the cache" in report
+    printed = capsys.readouterr().out
+    assert "(cached: 7 of 8 rows came from the cache, not the judge)" in printed
+    assert "7 of them answered from the cache" in printed
 
 
 @pytest.mark.parametrize("given_by", ["JUDGE_MODEL_URL", "--judge-url"])
@@ -259,8 +282,10 @@ def test_counts_must_be_positive(tmp_path, option, capsys):
 
 
 def _verdict(report: str) -> list[str]:
-    """The verdict section without the cost columns (a rerun is answered from the cache, faster)."""
+    """The verdict section without what a rerun answered from the cache changes: the cost columns,
+    the cached rows' count and note."""
     section = report[report.index("## Verdict") : report.index("## Agreement")]
+    section = re.sub(r", \d+ of them answered from the cache|\*\*Cached\*\*: .*\n\n", "", section)
     return [line.rsplit(" | ", 2)[0] if line.startswith("| ") else line for line in section.splitlines()]
 
 

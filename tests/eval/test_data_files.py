@@ -121,6 +121,62 @@ def test_a_lone_user_turn_is_plain_text(tmp_path):
     assert load_rows(path).rows[0].prompt == "Hi?"
 
 
+def _chat_csv(path: Path, prompts: list[str]) -> Path:
+    """A CSV whose prompt cells are ``prompts`` as written (the csv module quotes them)."""
+    return _write_csv(path, [{"prompt": p, "completion": "It is 42.", "answer": "42"} for p in prompts])
+
+
+def test_a_csv_cell_holding_json_chat_messages_is_read_as_the_messages(tmp_path):
+    """Issue 42: a chat prompt in a CSV cell was read as its JSON text, with no warning."""
+    cells = [json.dumps(CHAT_ROW["prompt"]), json.dumps([{"role": "user", "content": "Hi?"}])]
+    path = _write_csv(tmp_path / "d.csv", [
+        {"prompt": cells[0], "completion": json.dumps(CHAT_ROW["completion"]), "answer": "42"},
+        {"prompt": cells[1], "completion": "It is 42.", "answer": "42"},
+    ])  # fmt: skip
+    loaded = load_rows(path)
+    assert loaded.problems == []
+    assert [(r.prompt, r.completion) for r in loaded.rows] == [
+        ("system: Answer briefly.\n\nuser: What is 6 x 7?", "6 x 7 = 42"),
+        ("Hi?", "It is 42."),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[A] is the answer", "[1, 2] are the roots", '["a", "b"]', "[]", '[{"name": "x"}]'],
+)
+def test_other_csv_cells_starting_with_a_bracket_stay_text(tmp_path, text):
+    (row,) = load_rows(_chat_csv(tmp_path / "d.csv", [text])).rows
+    assert row.prompt == text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[{'role': 'user', 'content': 'Hi?'}]", "prompt: starts like a list of chat messages but is not valid JSON"),
+        ('[{"role": "user", "content": "Hi?"},]', "prompt: starts like a list of chat messages but is not valid JSON"),
+        ('[{"role": "user"}]', "prompt: chat message 1 has no content"),
+        ('[{"role": "user", "content": "a"}, {"role": 3, "content": "b"}]', "prompt: chat message 2's role is not text"),
+    ],
+)
+def test_a_csv_cell_that_is_not_valid_chat_messages_is_a_problem_on_its_line(tmp_path, text, message):
+    """Chat messages written as Python (pandas' to_csv of a list column) or missing their text are
+    refused in one line, not judged as their text."""
+    loaded = load_rows(_chat_csv(tmp_path / "d.csv", ["What is 6 x 7?", text]))
+    assert [r.line for r in loaded.rows] == [2]
+    assert [(p.line, p.message.split(" (")[0]) for p in loaded.problems] == [(3, message)]
+
+
+def test_judge_eval_scores_a_csv_chat_prompt_as_its_transcript(tmp_path):
+    data = _write_csv(tmp_path / "d.csv", [{
+        "prompt": json.dumps(CHAT_ROW["prompt"]), "completion": "6 x 7 = \\boxed{42}", "answer": "42", "label": "1",
+    }])  # fmt: skip
+    assert main(["--data", str(data), "--out", str(tmp_path / "out"), "--rule-only", "--no-progress"]) == 0
+    (scored,) = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]
+    assert scored["prompt"] == "system: Answer briefly.\n\nuser: What is 6 x 7?"
+    assert scored["rule"] == 1.0
+
+
 BAD_ROWS: list[tuple[dict[str, Any], str]] = [
     ({"question": "q", "response": "r", "is_correct": 1}, "missing field(s): gold"),
     ({"question": "q", "response": "r", "gold": "g", "is_correct": "maybe"}, "is_correct:"),

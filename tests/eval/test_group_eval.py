@@ -6,7 +6,8 @@ import pytest
 from adapter import JudgeRewardSystem, RewardConfig
 from eval.cli import main
 from eval.dataset import EvalRow
-from eval.group_eval import evaluate_group_modes, group_modes_markdown, labelled_groups, parse_group_mode
+from eval.group_eval import evaluate_group_modes, group_modes_blocks, labelled_groups, parse_group_mode
+from eval.report import to_markdown
 from judge_vllm.errors import JudgeParseError
 from judge_vllm.testing.fake_backend import ComparingBackend
 
@@ -79,7 +80,7 @@ def test_a_position_biased_judge_orders_at_chance():
 def test_a_mode_the_judge_did_not_decide_is_reported_and_compared_with_nothing():
     stats = _evaluate(lambda text: text.count("+"))
     failed = stats[1].model_copy(update={"judged_share": 0.2})
-    text = group_modes_markdown([stats[0], failed, stats[2]], "data.jsonl", 0.9)
+    text = to_markdown(group_modes_blocks([stats[0], failed, stats[2]], "data.jsonl", 0.9))
     assert "No figure for pairwise" in text
     assert "pairwise orders better" not in text
 
@@ -96,7 +97,7 @@ def test_a_mode_whose_judge_failed_shows_no_figure_in_the_table_and_says_why():
 
     modes = [parse_group_mode(m, None) for m in ("pairwise", "listwise")]
     stats = evaluate_group_modes(labelled_groups(ROWS), config, modes, make_judge=judge)
-    text = group_modes_markdown(stats, "data.jsonl", 0.9)
+    text = to_markdown(group_modes_blocks(stats, "data.jsonl", 0.9))
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in text.splitlines() if line.startswith("| ")}
     assert stats[1].judged_share == 0.0 and stats[1].ordering_accuracy is not None  # the rule's ordering
     assert rows["listwise"][4] == "no figure" and rows["listwise"][5] == ""

@@ -6,7 +6,7 @@ import importlib.metadata
 import pytest
 
 MODULES = ["eval.dataset", "eval.scoring", "eval.metrics", "eval.report", "eval.plots", "eval.cli", "eval.from_log",
-           "eval.log_report"]  # fmt: skip
+           "eval.log_report", "eval.cached", "eval.terminal", "eval.compare"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", MODULES)

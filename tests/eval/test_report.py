@@ -1,9 +1,25 @@
-"""The report's document model and its markdown and HTML renderings."""
+"""The report's document model, its markdown, HTML and plain-text renderings, and the terminal's."""
+
+import io
+
+from rich.console import Console
 
 from eval.dataset import RowProblem
 from eval.metrics import summarize
-from eval.report import Heading, Image, Paragraph, RunInfo, Table, build_report, fmt, to_html, to_markdown
+from eval.report import (
+    Heading,
+    Image,
+    Paragraph,
+    RunInfo,
+    Table,
+    build_report,
+    fmt,
+    to_html,
+    to_markdown,
+    to_text,
+)
 from eval.scoring import ScoredRow
+from eval.terminal import print_blocks
 
 
 def _rows():
@@ -57,3 +73,33 @@ def test_rule_only_report_has_no_judge_sections():
     assert "| rule vs label |" in md
     assert "rule vs judge" not in md
     assert "## Judge sources" not in md and "## Throughput" not in md and "## Top disagreements" not in md
+
+
+WIDE = [
+    Heading("T", 1),
+    Paragraph("a sentence longer than eighty columns, " * 3, lead="Note"),
+    Table(["variant", "judge items / 1k rows", "seconds"], [["binary-judge", "cached", "12.5"], ["rule", "0", "-"]]),
+]
+
+
+def test_plain_text_has_no_markdown_and_aligns_each_row_on_one_line():
+    text = to_text([*WIDE, Table(["a", "b"], [["x|y", "1\n2"]]), Image("f.png", "alt")])
+    assert text == (
+        "T\n\nNote: " + "a sentence longer than eighty columns, " * 3 + "\n\n"
+        "variant       judge items / 1k rows  seconds\n"
+        "------------  ---------------------  -------\n"
+        "binary-judge                 cached     12.5\n"
+        "rule                              0        -\n\n"
+        "a      b\n---  ---\nx|y  1 2\n\nalt: f.png\n"
+    )
+    assert "**" in to_markdown(WIDE) and "<strong>Note</strong>: " in to_html(WIDE)
+
+
+def test_the_terminal_gets_rich_tables_and_a_pipe_gets_plain_text_unwrapped():
+    piped, terminal = io.StringIO(), io.StringIO()
+    print_blocks(Console(file=piped, width=80), WIDE)
+    print_blocks(Console(file=terminal, width=80, force_terminal=True, color_system=None), WIDE)
+    assert piped.getvalue() == to_text(WIDE)  # no line wrapped at the console's 80 columns
+    assert max(len(line) for line in piped.getvalue().splitlines()) > 80
+    drawn = terminal.getvalue()
+    assert "┃ variant" in drawn and "│ binary-judge │" in drawn and "Note: a sentence" in drawn
