@@ -1,14 +1,14 @@
 """TEXT: the reference itself, as the whole value of the final statement (grammar: ``text.lark``).
 
 A text is the answer only when it is written as the reference or an alias the reference lists
-("Paris | Paris, France"), up to runs of spaces, a sentence's final period, a leading article as
-a whole word ("The Nile") and Unicode's canonical composition (NFC). Every other mark counts:
-"C++" is not "C", "B+" is not "B", and an accent is a letter of its own ("avô" is not "avó",
-"schon" is not "schön"). Case counts too, except in a text of four or more letters whose words
-are each in one case or capitalised ("paris", "PARIS" for "Paris"): symbols and short words
-keep it ("CO" is not "Co", "m" is not "M"). A look-alike is another text. A bare text (no marker, box or tag) is
-an answer only as the whole completion or under an answer header. Any other text is no proof
-either way: the judge decides.
+("Paris | Paris, France"), up to runs of spaces, a sentence's final period, a leading "the" as a
+whole word ("The Nile" and "Nile") and Unicode's canonical composition (NFC). Every other mark
+counts: "C++" is not "C", "B+" is not "B", an accent is a letter of its own ("avô" is not "avó"),
+and so is case ("CO" is not "Co", "none" is not "None", "water" for "Water" is the judge's),
+except for a reference of four or more letters written without capitals, which asks for none
+("Green" for "green"). A look-alike is
+another text. A bare text (no marker, box or tag) is an answer only as the whole completion or
+under an answer header. Any other text is no proof either way: the judge decides.
 """
 
 from __future__ import annotations
@@ -20,35 +20,18 @@ from adapter.rules.statement import Reading
 
 __all__ = ["GRAMMAR", "TextGrammar", "aliases", "fold", "same_text"]
 
-_ARTICLES = ("the ", "a ", "an ")
+_ARTICLE = "the "
 _ALIAS_SEPARATOR = " | "
 MIN_CASELESS_LETTERS = 4
 
 
 def fold(text: str) -> str:
-    """``text`` in NFC without runs of spaces, a final period or a leading article."""
+    """``text`` in NFC without runs of spaces, a final period or a leading "the"."""
     composed = unicodedata.normalize("NFC", text)
     folded = " ".join(composed.split()).removesuffix(".").rstrip()
-    lowered = folded.casefold()
-    for article in _ARTICLES:
-        if lowered.startswith(article) and len(folded) > len(article):
-            return folded[len(article) :]
+    if folded.casefold().startswith(_ARTICLE) and len(folded) > len(_ARTICLE):
+        return folded[len(_ARTICLE) :]
     return folded
-
-
-def _plain_case(word: str) -> bool:
-    """A word whose case carries no meaning of its own: lower, upper or capitalised letters."""
-    return word.islower() or word.isupper() or word.istitle()
-
-
-def _caseless(written: str, reference: str) -> bool:
-    """``written`` is ``reference`` in another case, and that case can mean nothing else: at
-    least ``MIN_CASELESS_LETTERS`` letters, every word of both in plain case."""
-    return (
-        written.casefold() == reference.casefold()
-        and sum(char.isalpha() for char in reference) >= MIN_CASELESS_LETTERS
-        and all(_plain_case(word) for word in written.split() + reference.split())
-    )
 
 
 def aliases(reference: str) -> list[str]:
@@ -62,7 +45,10 @@ def same_text(written: str, reference: str) -> bool:
     if any(unicodedata.combining(char) for char in unicodedata.normalize("NFC", written)):
         return False
     folded, expected = fold(written), fold(reference)
-    return bool(folded) and (folded == expected or _caseless(folded, expected))
+    if not folded:
+        return False
+    caseless = expected == expected.lower() and sum(map(str.isalpha, expected)) >= MIN_CASELESS_LETTERS
+    return (folded.lower() if caseless else folded) == expected
 
 
 class TextGrammar:
