@@ -22,7 +22,9 @@ from judge_vllm.errors import JudgeConfigError
 
 QUESTION = "How many people live in Oslo, according to the city database?"
 REFERENCE = "709,037"
-PROPERTIES = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+PROPERTIES = settings(
+    max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+)
 
 
 def _turn(k: int, city: str, result: str) -> list[dict[str, object]]:
