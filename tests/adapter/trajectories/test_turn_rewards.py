@@ -67,11 +67,10 @@ def test_the_steps_add_up_to_the_episodes_reward_and_the_turns_never_to_more_tha
         assert sum(paid) + turns.rest(reward) == pytest.approx(outcome * (1.0 - weight), abs=1e-9)
 
 
-def test_the_documented_turn_rewards():  # docs/trajectories.md: turns [0, 1] then a right reply
-    turns = TurnRewards(ProcessSettings(aggregate="mean", weight=0.5))
-    assert [turns.turn(0.0), turns.turn(1.0), turns.rest(0.75)] == [-0.5, 0.25, 1.0]
-    wrong = TurnRewards(ProcessSettings(aggregate="mean", weight=0.5))
-    assert [wrong.turn(0.0), wrong.turn(0.0), wrong.rest(0.0)] == [-0.5, 0.0, 0.5]
+def test_the_documented_turn_rewards():  # docs/trajectories.md: turns [0, 1], then a right or a wrong reply
+    right, wrong = (TurnRewards(ProcessSettings(aggregate="mean", weight=0.5)) for _ in range(2))
+    assert [right.turn(0.0), right.turn(1.0), right.rest(0.75)] == [-0.5, 0.25, 1.0]
+    assert [wrong.turn(0.0), wrong.turn(1.0), wrong.rest(0.0)] == [-0.5, 0.25, 0.25]
 
 
 async def test_a_turn_judged_on_its_step_is_the_judgment_the_reward_gives_it(fake_judge, tmp_path):
