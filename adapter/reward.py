@@ -60,6 +60,7 @@ from adapter.observability.metrics_endpoint import MetricsEndpoint, serve_metric
 from adapter.observability.repeats import RepeatCounter, is_reported
 from adapter.observability.shadow_audit import ShadowAudit
 from adapter.pipeline.finish import RewardFinisher
+from adapter.pipeline.graded_text import graded_request
 from adapter.pipeline.inputs import (
     InvalidInput,
     RewardItem,
@@ -68,6 +69,7 @@ from adapter.pipeline.inputs import (
     check_keys,
     request_from_item,
 )
+from adapter.pipeline.prechecks import PrecheckVerdict
 from adapter.pipeline.steps import RewardSteps
 from adapter.process.judge import ProcessJudge
 from adapter.result import RewardDict, RewardResult
@@ -339,6 +341,34 @@ class BaseJudgeReward:
         members = self._groups.members(items)
         results = await self._on_loop(self._groups.score(members, self._group_budget()))
         return [r.to_dict() for r in results]
+
+    async def alast_turn_score(
+        self,
+        prompt: object,
+        completion: object,
+        answer: object = None,
+        answer_type: object = None,
+        **metadata: object,
+    ) -> float | None:
+        """The ``step`` profile's score of the last agent turn in ``completion`` (messages ending
+        with that turn's tool results, before any final reply), judged as ``process:`` judges each
+        turn of a reward, so the reward's own judgment of that turn is then a cache hit. For
+        trainers that pay each turn as it happens (``adapter.process.turn_rewards``). None when
+        no turn is shown to the judge or its judgment failed; a trace the pre-checks decide
+        (text aimed at the judge) scores their reward. ``JudgeConfigError`` without ``process:``."""
+        if self._process_judge is None:
+            raise JudgeConfigError("alast_turn_score needs a process: block in the reward config")
+        check_keys(metadata, "alast_turn_score")
+        built = build_request(prompt, completion, answer, answer_type, metadata)
+        self._steps.refuse_invalid([built], "alast_turn_score")
+        if isinstance(built, InvalidInput):
+            return None
+        graded = graded_request(built, self.config, self._steps.profile)
+        if isinstance(graded, PrecheckVerdict):
+            return graded.reward
+        if not self._process_judge.asks(graded):
+            return None
+        return await self._on_loop(self._process_judge.score_last(graded, self._budget()))
 
     # -- extension point -------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import logging
 import math
 
 from adapter.dispatch.judgments import Judged, PartJudge
-from adapter.process.steps import StepScores, agent_turns, combine_steps
+from adapter.process.steps import AgentTurn, StepScores, agent_turns, combine_steps
 from adapter.settings import ProcessSettings
 from judge_vllm.budget import Budget
 from judge_vllm.errors import JudgeError
@@ -42,26 +42,36 @@ class ProcessJudge:
         """Each of the last ``max_steps`` turns judged within ``budget`` (the earlier ones left
         unjudged: None), combined."""
         assert request.trajectory is not None  # callers ask ``asks`` first
-        trajectory = request.trajectory
-        every = agent_turns(trajectory)
+        every = agent_turns(request.trajectory)
         turns = every[-self.settings.max_steps :]
         unjudged = len(every) - len(turns)
-        asked = [
-            JudgeRequest(
-                prompt=request.prompt,
-                answer=request.answer,
-                answer_type=request.answer_type,
-                completion=turn.name,
-                trajectory=trajectory.model_copy(update={"steps": trajectory.steps[: turn.end]}),
-                profile=STEP_PROFILE,
-                budget=budget,
-            )
-            for turn in turns
-        ]
-        judged = await self.judge(asked)
+        judged = await self.judge([_asked(request, turn, budget) for turn in turns])
         scores: list[float | None] = [None] * unjudged
         scores += [_score(j) for j in judged]
         return combine_steps(every, scores, self.settings, unjudged)
+
+    async def score_last(self, request: JudgeRequest, budget: Budget) -> float | None:
+        """The last turn alone judged within ``budget``, as ``score`` judges it (the same request,
+        so the same cache entry): its score, or None when its judgment failed."""
+        assert request.trajectory is not None  # callers ask ``asks`` first
+        [judged] = await self.judge([_asked(request, agent_turns(request.trajectory)[-1], budget)])
+        return _score(judged)
+
+
+def _asked(request: JudgeRequest, turn: AgentTurn, budget: Budget) -> JudgeRequest:
+    """The judgment of ``turn``: the trajectory up to the end of its results, the turn named in
+    the completion slot."""
+    assert request.trajectory is not None
+    trajectory = request.trajectory
+    return JudgeRequest(
+        prompt=request.prompt,
+        answer=request.answer,
+        answer_type=request.answer_type,
+        completion=turn.name,
+        trajectory=trajectory.model_copy(update={"steps": trajectory.steps[: turn.end]}),
+        profile=STEP_PROFILE,
+        budget=budget,
+    )
 
 
 def _score(judged: Judged) -> float | None:

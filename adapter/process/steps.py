@@ -8,13 +8,14 @@ sees the trajectory up to the end of turn k's results; the final reply is the ou
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from adapter.result import ProcessMix
 from adapter.settings import ProcessSettings
 from judge_vllm.trajectory import ResultStep, Trajectory
 
-__all__ = ["AgentTurn", "StepScores", "agent_turns", "combine_steps"]
+__all__ = ["AgentTurn", "StepScores", "agent_turns", "aggregate_scores", "combine_steps"]
 
 
 @dataclass(frozen=True)
@@ -84,16 +85,21 @@ def combine_steps(
     combined as ``settings.aggregate`` says. A turn left unjudged is unknown, so never counted as
     good: it counts as a bad one (0). A turn whose judgment failed is left out (the judge's
     failure, not the policy's); with no judgment back there is no aggregate."""
-    judged = [s for s in scores[unjudged:] if s is not None]
-    aggregate: float | None
-    if not judged:
-        aggregate = None
-    else:
-        counted = [0.0] * unjudged + judged
-        if settings.aggregate == "min":
-            aggregate = min(counted)
-        elif settings.aggregate == "last":
-            aggregate = counted[-1]
-        else:
-            aggregate = statistics.fmean(counted)
+    aggregate = aggregate_scores(scores, settings, unjudged)
     return StepScores(tuple(turns), tuple(scores), unjudged, aggregate, settings.aggregate)
+
+
+def aggregate_scores(
+    scores: Sequence[float | None], settings: ProcessSettings, unjudged: int = 0
+) -> float | None:
+    """What the turns' scores combine to (``combine_steps``): the first ``unjudged`` count as bad
+    (0), a failed judgment (None) after them is left out; None when none was judged."""
+    judged = [s for s in scores[unjudged:] if s is not None]
+    if not judged:
+        return None
+    counted = [0.0] * unjudged + judged
+    if settings.aggregate == "min":
+        return min(counted)
+    if settings.aggregate == "last":
+        return counted[-1]
+    return statistics.fmean(counted)

@@ -42,7 +42,7 @@ def test_config_show_prints_a_bundled_config_and_names_them_all_when_unknown(cap
     assert adapter.cli.main(["config", "show", "verl"]) == 0
     assert capsys.readouterr().out == (REPO / "configs" / "verl.yaml").read_text()
     assert adapter.cli.main(["config", "show", "nope"]) == 2
-    assert "reward, trl, verifier, verl" in capsys.readouterr().err
+    assert "reward, trl-agent, trl, verifier, verl-agent, verl" in capsys.readouterr().err
 
 
 def test_a_missing_extra_is_one_line_naming_the_extra(monkeypatch, capsys):

@@ -4,6 +4,7 @@ judged as trajectories, through TRL's own tool loop (trl/trainer/grpo_trainer.py
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from adapter.integrations.trl import judge_reward_func
 from judge_vllm.testing.fake_backend import ComparingBackend
 from tiny_grpo import completions_table, run_tool_grpo, step_logs
 
+REPO = Path(__file__).resolve().parents[3]
 QUESTION = [{"role": "user", "content": "How many people live in Oslo, according to the city database?"}]
 POPULATION = {"Oslo": "709,037"}
 REPLY = "Oslo has 709,037 inhabitants."
@@ -149,9 +151,12 @@ def test_with_process_rewards_each_completions_turn_scores_go_to_trls_completion
 
 
 @pytest.mark.slow
-def test_grpo_trainer_with_tools_and_process_rewards_logs_each_turns_score(fake_judge, tmp_path):
-    """Through TRL's own tool loop and completions table: the run that retried after its tool
-    raised has a bad first turn and a good second one; the run that looked up once, one good turn."""
+def test_grpo_trainer_with_tools_and_the_shipped_agent_config_logs_each_turns_score(
+    fake_judge, tmp_path, monkeypatch
+):
+    """configs/trl-agent.yaml through TRL's own tool loop and completions table: the run that
+    retried after its tool raised has a bad first turn and a good second one; the run that looked
+    up once, one good turn. TRL takes one reward per completion, the process-mixed one."""
     calls = iter(["Olso", "Oslo"])
 
     def policy(text: str) -> str:
@@ -165,8 +170,9 @@ def test_grpo_trainer_with_tools_and_process_rewards_logs_each_turns_score(fake_
         arguments = json.dumps({"name": "city_population", "arguments": {"city": city}})
         return f"<tool_call>\n{arguments}\n</tool_call><|im_end|>"
 
-    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "process": {"weight": 0.5}}
-    reward = judge_reward_func(config, tools=[city_population])
+    monkeypatch.setenv("HOME", str(tmp_path))  # the shipped config caches under ~
+    monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
+    reward = judge_reward_func(REPO / "configs" / "trl-agent.yaml", tools=[city_population])
     try:
         run_tool_grpo(reward, tmp_path, {"prompt": [QUESTION], "answer": ["709,037"]}, [city_population], policy)
     finally:

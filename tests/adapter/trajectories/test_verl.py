@@ -53,6 +53,14 @@ def conversation(result: str, reply: str = REPLY) -> list[dict[str, object]]:
     ]
 
 
+def retried() -> list[dict[str, object]]:
+    """A rollout whose first lookup failed and whose retry worked, then the reply."""
+    call = {"type": "function", "function": {"name": "city_population", "arguments": {"city": "Oslo"}}}
+    first = conversation(RESULTS["failed"])[:3]
+    return [*first, {"role": "assistant", "content": "Retrying.", "tool_calls": [call]},
+            {"role": "tool", "content": RESULTS["supported"]}, {"role": "assistant", "content": REPLY}]  # fmt: skip
+
+
 def render(messages: list[dict[str, object]], **options: object) -> str:
     from jinja2 import Template  # the chat template, as transformers renders it
 
@@ -86,7 +94,8 @@ def response(messages: list[dict[str, object]]) -> str:
 @pytest.fixture(scope="module")
 def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     texts = [render(conversation(r)) for r in RESULTS.values()] + [
-        render(conversation(RESULTS["failed"], FORGED))
+        render(conversation(RESULTS["failed"], FORGED)),
+        render(retried()),
     ]
     return loop.write_tokenizer(
         tmp_path_factory.mktemp("policy"), texts, ["<|im_start|>", "<|im_end|>"], qwen2_5_chat_template
@@ -102,15 +111,19 @@ def fresh_adapters() -> Iterator[None]:
 
 def multi_turn(result: str, index: int = 0, reply: str = REPLY) -> loop.Row:
     """A rollout of 4 turns whose tool returned ``result``, with the loop's per-turn fields."""
-    turns = {"__num_turns__": 4, "tool_extra_fields": {"turn_scores": [], "tool_rewards": [0.5]}}
-    spans = written(conversation(result, reply))
+    return rollout_row(conversation(result, reply), index)
+
+
+def rollout_row(messages: list[dict[str, object]], index: int) -> loop.Row:
+    """A rollout of ``messages`` after the user's, with the loop's per-turn fields."""
+    turns = {"__num_turns__": len(messages), "tool_extra_fields": {"turn_scores": [], "tool_rewards": [0.5]}}
     return loop.Row(
         QUESTION,
-        response(conversation(result, reply)),
+        response(messages),
         "709,037",
         {"index": index, "tools": [SCHEMA]},
         turns,
-        written=spans,
+        written=written(messages),
     )
 
 
@@ -231,6 +244,28 @@ async def test_our_tool_agent_loop_records_which_tokens_the_policy_wrote(monkeyp
     monkeypatch.setattr(ToolAgentLoop, "run", verls_run)
     output = await object.__new__(MaskRecordingToolAgentLoop).run({}, raw_prompt=[])
     assert output.extra_fields == {"turn_scores": [], MASK_RUNS_FIELD: [[1, 2], [0, 2], [1, 1]]}
+
+
+async def test_the_shipped_agent_config_gives_verl_the_process_mixed_reward_once_per_rollout(
+    tokenizer_dir, fake_judge, tmp_path, monkeypatch
+):
+    """configs/verl-agent.yaml (process: mean, weight 0.5) through verl's reward loop: the rollout
+    whose first lookup failed and whose retry worked earns 0.75, on its last token only, where
+    verl 0.9.1 puts a rollout's one score; no turn's score has a place of its own."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # the shipped config caches under ~
+    monkeypatch.setenv("JUDGE_MODEL_URL", fake_judge.url)
+    shipped = Path(__file__).parents[3] / "configs" / "verl-agent.yaml"
+    config = loop.trainer_config(
+        tokenizer_dir, *loop.our_function("compute_score_async", shipped), *loop.OUR_MANAGER
+    )
+    rows = [rollout_row(retried(), 0), multi_turn(RESULTS["supported"], 1)]
+    data = loop.rollout(tokenizer_dir, rows, "recorded")
+    rm_scores, extra = await loop.run_reward_loop(config, data)
+    assert loop.rewards_of(rm_scores) == [0.75, 1.0]
+    last = data.batch["attention_mask"][:, data.batch["prompts"].shape[1] :].sum(dim=1) - 1
+    assert [row.nonzero().flatten().tolist() for row in rm_scores] == [[int(k)] for k in last]
+    assert extra["source"].tolist() == ["judge", "judge"] and "step_scores" not in extra
+    assert fake_judge.judged_prompts[""] == 3  # the two turns of the first rollout, the one of the second
 
 
 def test_the_documented_agent_loop_file_names_our_agent_loop():
