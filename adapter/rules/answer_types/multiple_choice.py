@@ -2,8 +2,11 @@
 ``multiple_choice.lark``).
 
 Allow-lists: a letter among the prompt's options (A-J when it lists none); several letters only
-for a several-letter reference; a letter beside a text only with that letter's own option text;
-an option's text alone only when exactly one option has it (texts compared as TEXT folds them).
+for a several-letter reference, each once ("AA" is a battery size, "II" a numeral); a letter
+alone only where no option's text is a letter ("(B) G") and, for "I", where the prompt numbers
+nothing with Roman numerals ("I and III"); a letter beside a text only with that letter's own
+option text; an option's text alone only when exactly one option has it (texts compared as TEXT
+folds them), and never a number that could be an option's position ("3" among four options).
 Equality: the same set of letters as the reference; a different set is a proven mismatch.
 """
 
@@ -12,7 +15,7 @@ from __future__ import annotations
 from lark import Token
 
 from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
-from adapter.rules.answer_types.text import same_text
+from adapter.rules.answer_types.text import fold, same_text
 from adapter.rules.choice import chosen_letters, gold_letters, parse_options
 from adapter.rules.statement import Reading
 
@@ -21,6 +24,21 @@ __all__ = ["GRAMMAR", "MultipleChoiceGrammar"]
 
 def _tokens(reading: Reading, kind: str) -> list[str]:
     return [str(t) for t in reading.value.scan_values(lambda v: isinstance(v, Token) and v.type == kind)]
+
+
+def _letters_mean_options(letters: set[str], question: Question, options: dict[str, str]) -> bool:
+    """Letters written alone name options: no option's text is itself a letter, and "I" is no
+    Roman numeral of the prompt's."""
+    if any(len(text) == 1 and text.isalpha() for text in options.values()):
+        return False
+    words = "".join(char if char.isalnum() else " " for char in question.prompt).split()
+    return "I" not in letters or "II" not in words
+
+
+def _may_be_a_position(text: str, options: dict[str, str]) -> bool:
+    """A whole number from 1 to the number of options: it may count the options ("the third")."""
+    folded = fold(text)
+    return folded.isdigit() and 1 <= int(folded) <= max(len(options), 4)
 
 
 class MultipleChoiceGrammar:
@@ -39,15 +57,16 @@ class MultipleChoiceGrammar:
         letters = chosen_letters(text, "")
         return "".join(sorted(letters)) if letters else None
 
-    def _letters(self, reading: Reading, options: dict[str, str]) -> set[str] | None:
+    def _letters(self, reading: Reading, question: Question, options: dict[str, str]) -> set[str] | None:
         form = reading.value.data
-        letters = {
-            char for token in _tokens(reading, "LETTER") + _tokens(reading, "LETTERS") for char in token
-        }
+        written = "".join(_tokens(reading, "LETTER") + _tokens(reading, "LETTERS"))
+        letters = set(written)
         if form == "letters":
-            return letters
+            return letters if len(letters) == len(written) and _letters_mean_options(letters, question, options) else None
         texts = _tokens(reading, "OPTION_TEXT")
         if form == "option_text":
+            if _may_be_a_position(texts[0], options):
+                return None
             named = {letter for letter, option in options.items() if same_text(texts[0], option)}
             return named if len(named) == 1 else None
         (letter,) = letters  # letter_then_text, text_then_letter
@@ -56,7 +75,7 @@ class MultipleChoiceGrammar:
     def read(self, reading: Reading, question: Question) -> CanonicalAnswer | None:
         """The letters a reading commits to, keyed as a set, or None."""
         options = parse_options(question.prompt)
-        letters = self._letters(reading, options)
+        letters = self._letters(reading, question, options)
         if not letters or (options and not letters <= options.keys()):
             return None
         if len(letters) > 1 and len(gold_letters(question.reference)) < 2:

@@ -165,6 +165,26 @@ def test_multiple_choice_grammar(text, letters):
 
 
 @pytest.mark.parametrize(
+    ("prompt", "reference", "text", "letters"),
+    [
+        ("Which are prime? (A) 2 (B) 4 (C) 5 (D) 9", "AC", "AC", "AC"),
+        ("Which? (A) AAA (B) C (C) D (D) 9-volt", "A", "AA", None),  # each letter once
+        ("I. 2 is prime. II. 9 is prime.\n(A) I only (B) II only (I) I and II", "I", "II", None),
+        ("I. 2 is prime. II. 9 is prime.\n(A) I only (B) II only (I) I and II", "I", "I", None),  # a numeral
+        ("Which? (H) gold (I) iron (J) tin", "I", "I", "I"),
+        ("Which note? (A) A (B) G (C) F (D) E", "B", "B", None),  # an option's text is a letter
+        ("Which note? (A) A (B) G (C) F (D) E", "B", "(B) G", "B"),
+        ("How many legs? (A) 4 (B) 2 (C) 6 (D) 8", "A", "4", None),  # the fourth option, or "4"?
+        ("How many legs? (A) 4 (B) 2 (C) 6 (D) 8", "A", "(A) 4", "A"),
+        ("How many legs? (A) 40 (B) 20 (C) 60 (D) 80", "A", "40", "A"),
+    ],
+)
+def test_multiple_choice_letters_and_texts_mean_one_thing(prompt, reference, text, letters):
+    answer = _read(CHOICE, text, _question(prompt, reference))
+    assert (answer.text if answer else None) == letters
+
+
+@pytest.mark.parametrize(
     ("reference", "text", "read"),
     [
         ("Paris", "paris", False),  # case counts where the reference writes capitals

@@ -93,7 +93,7 @@ def test_a_type_added_as_one_module_is_accepted_paid_by_its_rule_and_hinted_to_t
     assert known_answer_type(" yes_no ") == "YES_NO" == TypeAdapter(WireAnswerType).validate_python("Yes_No")
     # No start-up check: the test counts what the judge is shown; an unknown type is a row rewarded 0.
     config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "cache"), "strategy": "cascade",
-              "reward_timeout": 5.0, "max_retries": 1, "batch_wait": 0.01,
+              "reward_timeout": 60.0, "max_retries": 1, "batch_wait": 0.01,  # a hang bound, not a timing
               "startup_check": "off", "invalid_rows": "zero"}  # fmt: skip
     with JudgeRewardSystem(config) as rs:
         paid, refused = (rs.reward("Is 7 prime?", c, "yes", answer_type="yes_no")
