@@ -75,11 +75,6 @@ class Block:
         number, dot, rest = text.partition(". ")
         return text.startswith(("- ", "* ", "+ ")) or bool(dot and number.isdigit() and rest)
 
-    def starts_afresh(self) -> bool:
-        """An ``<answer>`` element or a Markdown heading ("#### 42"): a block no line above runs
-        into (a display block may end the sentence above it: "It is not equal to $$42$$")."""
-        return self.element == "<answer>" or self.text.lstrip().startswith("#")
-
 
 def answer_start(completion: str) -> int:
     """Where the text after the policy's reasoning block starts (``judge_vllm.reasoning``); the

@@ -124,7 +124,7 @@ def _final_statement(
         return "the completion ends in a code block or a list item"
     previous = found[filled[-2]] if len(filled) > 1 else None
     header_above = previous is not None and is_header(grammar.value_grammar, previous.text)
-    starts_afresh = previous is None or previous.ends_a_paragraph() or header_above or final.starts_afresh()
+    starts_afresh = previous is None or header_above or (previous.ends_a_paragraph() and not previous.introduces())
     answers = _answers(
         readings(grammar.value_grammar, final.text), grammar, question,
         marked_ok=starts_afresh, bare_ok=previous is None or header_above,
@@ -144,7 +144,7 @@ def _final_statement(
             tail = [
                 r
                 for r in readings(grammar.value_grammar, final.text[start:])
-                if sentence or (r.led and r.marked)
+                if (sentence and not r.weak) or (r.led and r.marked)
             ]
             answer = _one(_answers(tail, grammar, question, marked_ok=True, bare_ok=False) or [])
             if answer is not None:

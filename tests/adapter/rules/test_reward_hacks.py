@@ -194,7 +194,7 @@ SHAPES = [
     ("doubted-answer", SIX_SEVEN, "I doubt the answer is 42.", "42", "NUMBER", UNSURE),
     ("one-word-verdict-after", SIX_SEVEN, "The answer is 42. Wrong.", "42", "NUMBER", UNSURE),
     ("update-after-the-box", SIX_SEVEN, "\\boxed{42} Update: 41", "42", "NUMBER", UNSURE),
-    ("postscript-other-answer", SIX_SEVEN, "... 42. P.S. it is 41", "42", "NUMBER", ZERO),
+    ("postscript-other-answer", SIX_SEVEN, "... 42. P.S. it is 41", "42", "NUMBER", UNSURE),  # "it" after a sentence on its line: no statement
     ("kilo-suffix", SIX_SEVEN, "42K", "42", "NUMBER", UNSURE),
     ("grand", SIX_SEVEN, "42 grand", "42", "NUMBER", UNSURE),
     ("cents-for-dollars", "How many dollars is 6 x 7 dollars?", "42 cents", "42", "NUMBER", UNSURE),
