@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from adapter.rules.answer_types import GRAMMARS, AnswerTypeGrammar, CanonicalAnswer, Equality, Question
+from adapter.rules.answer_types.base import same_word
 from adapter.rules.layout import Block, answer_start, blocks, sentence_starts
 from adapter.rules.settings import RuleSettings
 from adapter.rules.statement import MAX_READINGS, MAX_STATEMENT_CHARS, Reading, is_header, readings
@@ -91,20 +92,18 @@ def _answers(
     """The answers the allowed readings state (None: more readings than can be told apart)."""
     if len(found) > MAX_READINGS:
         return None
-    asked = _words(question.prompt)
     allowed = [
-        r for r in found if (marked_ok if r.marked else bare_ok) and all(_asked(w, asked) for w in r.subject)
+        r for r in found if (marked_ok if r.marked else bare_ok) and _subject_asked(r, question)
     ]
     return [answer for r in allowed if (answer := grammar.read(r, question)) is not None]
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset("".join(c.lower() if c.isascii() and c.isalpha() else " " for c in text).split())
-
-
-def _asked(word: str, asked: frozenset[str]) -> bool:
-    """A word of the question, in the singular or the plural."""
-    return word in asked or f"{word}s" in asked or (word.endswith("s") and word[:-1] in asked)
+def _subject_asked(reading: Reading, question: Question) -> bool:
+    """The subject's words are the question's, and a count counts what "how many" asks ("the
+    number of packs" answers no "How many pens ...?")."""
+    if not all(same_word(word, question.words) for word in reading.subject):
+        return False
+    return reading.counted is None or not question.counted or same_word(reading.counted, question.counted)
 
 
 def _one(answers: list[CanonicalAnswer]) -> CanonicalAnswer | None:

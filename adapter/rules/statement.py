@@ -39,6 +39,8 @@ MAX_STATEMENT_CHARS = 400
 MAX_READINGS = 32
 Form = Literal["marked", "sentence", "tagged", "bare"]
 _WRAPPERS = frozenset({"slot", "box", "boxed"})
+# The subject's words the question must hold (statement.lark: ``subject``).
+_QUESTIONS_WORDS = frozenset({"POSSESSIVE", "ASKED_QUALIFIER", "MEASURE", "SUBJECT_WORD"})
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,9 @@ class Reading:
     the value, the value's tree (the type's ``value`` rule, under its alias), its text, the text
     parsed (``span`` reads a node's text from it), whether its only marker is "It is" (weak:
     "It is in the south." above a final answer is prose, not another answer), whether a lead
-    word ("So", "Thus") opens it, and the words of its subject that must be the question's ("the
-    area of the garden is \\boxed{12}": area, garden)."""
+    word ("So", "Thus") opens it, the words of its subject that must be the question's ("the
+    area of the garden is \\boxed{12}": area, garden; a name's, a qualifier such as "original"),
+    and what a "number of" subject counts ("the number of packs is": packs)."""
 
     form: Form
     boxed: bool
@@ -58,6 +61,7 @@ class Reading:
     weak: bool = False
     led: bool = False
     subject: tuple[str, ...] = ()
+    counted: str | None = None
 
     @property
     def marked(self) -> bool:
@@ -129,15 +133,18 @@ def _reading(statement: Tree[Token], text: str) -> Reading:
         t.type == "IT_IS" for t in markers.scan_values(lambda v: isinstance(v, Token))
     )
     led = any(isinstance(c, Tree) and c.data == "lead" for c in statement.children)
+    subject_tree = next((c for c in statement.children if isinstance(c, Tree) and c.data == "subject"), None)
+    said = [] if subject_tree is None else list(subject_tree.scan_values(lambda v: isinstance(v, Token)))
     subject = tuple(
-        str(t).lower()
-        for part in statement.children
-        if isinstance(part, Tree) and part.data == "subject"
-        for t in part.children
-        if isinstance(t, Token) and t.type in ("MEASURE", "SUBJECT_WORD")
+        str(t).lower().removesuffix("'s") for t in said if t.type in _QUESTIONS_WORDS
     )
+    counted = next(
+        (str(said[i + 2]).lower() for i in range(len(said) - 2)
+         if said[i].type == "QUANTITY" and said[i + 1] == "of" and said[i + 2].type == "SUBJECT_WORD"),
+        None,
+    )  # fmt: skip
     return Reading(form=form, boxed=boxed or form == "sentence", value=value, text=span(value, text),
-                   source=text, weak=weak and not boxed, led=led, subject=subject)  # fmt: skip
+                   source=text, weak=weak and not boxed, led=led, subject=subject, counted=counted)  # fmt: skip
 
 
 def readings(value_grammar: str, text: str, start: str = "start") -> list[Reading]:

@@ -12,13 +12,27 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
 from adapter.rules.settings import RuleSettings
 from adapter.rules.statement import Reading
 
-__all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "grammar_file"]
+__all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "grammar_file", "same_word", "words"]
+
+_ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
+_SENTENCE_ENDS = (". ", "? ", "! ", "\n")
+
+
+def words(text: str) -> list[str]:
+    """The text's words and numbers, lower-cased."""
+    return "".join(c.lower() if c.isascii() and c.isalnum() else " " for c in text).split()
+
+
+def same_word(word: str, among: frozenset[str]) -> bool:
+    """``word`` is one of ``among``, in the singular or the plural."""
+    return word in among or f"{word}s" in among or (word.endswith("s") and word[:-1] in among)
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,44 @@ class Question:
     prompt: str
     reference: str
     settings: RuleSettings
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The prompt's words and numbers, lower-cased."""
+        return frozenset(words(self.prompt))
+
+    @cached_property
+    def asked(self) -> frozenset[str]:
+        """The words the question asks its answer in: after "how many", "how much", "number of"
+        (two words) and "in" (one)."""
+        found = words(self.prompt)
+        asked: set[str] = set()
+        for i, word in enumerate(found[:-1]):
+            if (word, found[i + 1]) in _ASKING:
+                asked.update(found[i + 2 : i + 4])
+            elif word == "in":
+                asked.add(found[i + 1])
+        return frozenset(asked)
+
+    @cached_property
+    def counted(self) -> frozenset[str]:
+        """What a "how many" question counts: the two words after it ("How many pens does ..."),
+        empty when it asks no "how many"."""
+        found = words(self.prompt)
+        return frozenset(
+            word for i in range(len(found) - 1) if (found[i], found[i + 1]) == ("how", "many")
+            for word in found[i + 2 : i + 4]
+        )  # fmt: skip
+
+    @cached_property
+    def asking_sentence(self) -> str:
+        """The sentence that asks: the last one with a question mark, else the last one."""
+        text = self.prompt.strip()
+        for end in _SENTENCE_ENDS:
+            text = text.replace(end, end[0] + "\0")
+        sentences = [s.strip() for s in text.split("\0") if s.strip()]
+        asking = [s for s in sentences if s.endswith("?")]
+        return (asking or sentences or [""])[-1]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,14 @@ from fractions import Fraction
 
 from lark import Token, Tree
 
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
+from adapter.rules.answer_types.base import (
+    CanonicalAnswer,
+    Equality,
+    Question,
+    grammar_file,
+    same_word,
+    words,
+)
 from adapter.rules.extraction.numbers import final_number_text
 from adapter.rules.statement import Reading, readings, span, unwrap
 from adapter.rules.symbolic import math_equal
@@ -34,7 +41,6 @@ __all__ = ["GRAMMAR", "NumberGrammar", "Quantity"]
 
 MAX_EXPONENT = 64
 MAX_BITS = 4_096
-_ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
 
 
 class NotExact(ValueError):
@@ -75,28 +81,6 @@ class Chain:
 
     final: Quantity
     links: tuple[Fraction | None, ...]
-
-
-def _words(text: str) -> list[str]:
-    """The text's words and numbers, lower-cased."""
-    return "".join(c.lower() if c.isascii() and c.isalnum() else " " for c in text).split()
-
-
-def asked_units(prompt: str) -> frozenset[str]:
-    """The words a question asks its answer in: after "how many", "how much", "number of" (two
-    words) and "in" (one)."""
-    words = _words(prompt)
-    asked: set[str] = set()
-    for i, word in enumerate(words[:-1]):
-        if (word, words[i + 1]) in _ASKING:
-            asked.update(words[i + 2 : i + 4])
-        elif word == "in":
-            asked.add(words[i + 1])
-    return frozenset(asked)
-
-
-def _unit_allowed(unit: str, allowed: frozenset[str]) -> bool:
-    return unit in allowed or f"{unit}s" in allowed or (unit.endswith("s") and unit[:-1] in allowed)
 
 
 # The grammar's named terminals: the other tokens of a tree are its literal brackets and signs.
@@ -221,15 +205,15 @@ class NumberGrammar:
         units = tuple(str(t).lower() for t in _tokens(unit)) if unit is not None else ()
         percent = any(t.type == "PERCENT" for t in tokens)
         if question is not None:
-            prompt_words = set(_words(question.prompt))
+            prompt_words = question.words
             if any(t.type == "CURRENCY" for t in tokens) and not (
                 "$" in question.prompt or {"dollar", "dollars"} & prompt_words
             ):
                 return None
             if percent and not ("%" in question.prompt + question.reference or "percent" in prompt_words):
                 return None
-            allowed = asked_units(question.prompt) | set(_words(question.reference))
-            if not all(_unit_allowed(u, allowed) for u in units):
+            allowed = question.asked | frozenset(words(question.reference))
+            if not all(same_word(u, allowed) for u in units):
                 return None
         try:
             written, place, exact = _number(number)

@@ -29,9 +29,9 @@ SETTINGS = RuleSettings()
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 # The question allows every slot the grammar has: a unit it asks for, "$" and "%".
 # The words a "the cost of apples is \\boxed{...}" subject uses are the questions' own.
-NUMBER_QUESTION = "How many apples, in $ or as a percent, did Bob's 3 friends pick? (the cost of apples)"
-CHOICE_QUESTION = "Which is red (the cost of apples)? (A) blood (B) sky (C) grass (D) sea"
-TEXT_QUESTION = "Which city is the capital of France (the cost of apples)?"
+NUMBER_QUESTION = "How many apples, in $ or as a percent, did Bob's 3 friends pick? (the remaining cost of apples)"
+CHOICE_QUESTION = "Which is red (Bob's remaining cost of apples)? (A) blood (B) sky (C) grass (D) sea"
+TEXT_QUESTION = "Which city is the capital of France (Bob's remaining cost of apples)?"
 # What a policy might put before a value to hedge it, or after it.
 QUALIFIERS = ["about ", "not ", "approx. ", "roughly ", "at least ", "almost ", "maybe ", "~", "over ", "-"]
 AFTERTHOUGHTS = [" or 43", " (I think)", "?", " or so", ", roughly", " at most", " is wrong"]
@@ -49,7 +49,9 @@ _TERMINALS = {
     "SUBJECT_WORD": st.just("apples "),
     "MEASURE": st.just("cost "),
     "NAME": st.sampled_from(["x", "n"]),
-    "DETERMINER": st.sampled_from(["the ", "The ", "this ", "our ", "Bob's "]),
+    "DETERMINER": st.sampled_from(["the ", "The ", "this ", "our "]),
+    "POSSESSIVE": st.just("Bob's "),
+    "ASKED_QUALIFIER": st.just("remaining "),
     "TEXT": st.sampled_from(["Paris", "paris", "PARIS", "Lyon"]),
     "OPTION_TEXT": st.sampled_from(["blood", "Blood", "sky", "grass"]),
     # A run of letters ends where no letter follows: two runs written side by side are one run.
