@@ -98,8 +98,10 @@ def written_form(node: Tree[Token] | Token) -> Form:
         return ("power", written_form(base), written_form(exponent))
     if node.data == "root" and len(parts) == 1:
         return ("root", ("number", Fraction(2)), written_form(parts[0]))
-    if node.data == "list":  # solutions, in any order
-        return ("list", tuple(sorted((written_form(part) for part in parts), key=repr)))
+    if node.data == "list":  # relations ("x = 2, x = 3") in any order; values ("3, 2") as ordered
+        items = [written_form(part) for part in parts]
+        named = all(isinstance(part, Tree) and len(_meaningful(part)) == 2 for part in parts)
+        return ("list", tuple(sorted(items, key=repr) if named else items))
     if node.data == "function":
         name, argument = parts
         return ("function", str(name).lstrip("\\"), written_form(argument))

@@ -20,6 +20,7 @@ integer or fraction, within half a unit of its last digit for a decimal.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -43,6 +44,18 @@ MAX_EXPONENT = 64
 MAX_BITS = 4_096
 
 
+# How a number is written: positional digits ("4200", "0.75"), powers of ten ("4.2 \\times 10^{3}",
+# "4.2e3"), or a fraction and its terms as written ("3/4" and "\\frac{3}{4}" alike; "6/8" is another).
+Notation = tuple[object, ...]
+# Money other than dollars: where a question names one, "$" is no proof of which it counts.
+_OTHER_MONEY = frozenset({"cent", "cents", "euro", "euros", "pound", "pounds", "yen", "yuan", "rupee", "rupees",
+                          "peso", "pesos", "franc", "francs", "pence", "penny", "pennies"})  # fmt: skip
+# Words by which a question asks for a notation ("as a fraction in lowest terms", "in scientific
+# notation", "as a decimal"): there the answer is written in the reference's.
+_NOTATION_WORDS = frozenset({"fraction", "fractions", "decimal", "decimals", "scientific", "notation", "lowest",
+                             "simplest", "reduce", "reduced", "simplify", "simplified", "mixed", "improper"})  # fmt: skip
+
+
 class NotExact(ValueError):
     """A link's value is out of bounds (too large an exponent or number, a division by zero)."""
 
@@ -52,7 +65,7 @@ class Quantity:
     """A number as written: its exact value ("%" applied), the number before "%" (what a chain's
     links equal), the place value of its last written digit ("3.14": 0.01, "42": 1; 0 for a
     fraction), whether it is exact as written (an integer or a fraction; a decimal may be a
-    rounding), whether it carries "%", and its unit words."""
+    rounding), whether it carries "%", its unit words, and its notation (``notation``)."""
 
     value: Fraction
     written: Fraction
@@ -60,6 +73,7 @@ class Quantity:
     exact: bool
     percent: bool
     units: tuple[str, ...]
+    notation: Notation = ("positional",)
 
     def inexact(self, rel_tol: float) -> bool:
         """A decimal with more significant digits than ``rel_tol`` resolves (a rounded value)."""
@@ -139,6 +153,15 @@ def _number(node: Tree[Token]) -> tuple[Fraction, Fraction, bool]:
     return sign * value * scale, place * scale, False
 
 
+def _notation(node: Tree[Token]) -> Notation:
+    """The notation of a ``number`` node (see ``Notation``)."""
+    if node.data in ("ratio", "tex_fraction"):
+        return ("fraction", *(Fraction(str(t).replace(",", "")) for t in _tokens(node) if t.type == "INT"))
+    if node.data == "plain" and not any(t.type == "E_NOTATION" for t in _tokens(_trees(node)[0])):
+        return ("positional",)
+    return ("powers of ten",)
+
+
 def _bounded(value: Fraction) -> Fraction:
     if value.numerator.bit_length() > MAX_BITS or value.denominator.bit_length() > MAX_BITS:
         raise NotExact("value out of bounds")
@@ -181,6 +204,30 @@ def _evaluate(node: Tree[Token] | Token) -> Fraction:
     return _evaluate(inner)
 
 
+def _in_dollars(question: Question) -> bool:
+    """The answer may carry "$": the reference does, the question says "dollars", or it asks "how
+    much" of amounts it writes in "$" only (no other currency sign or name)."""
+    prompt = question.prompt
+    return (
+        "$" in question.reference
+        or bool({"dollar", "dollars"} & question.words)
+        or (
+            "$" in prompt
+            and "how much" in prompt.lower()
+            and not _OTHER_MONEY & question.words
+            and all(char == "$" or unicodedata.category(char) != "Sc" for char in prompt)
+        )
+    )
+
+
+def _names_the_unknown(name: str, question: Question) -> bool:
+    """A chain's name ("x = 42") is the one letter the asking sentence names ("If 2x + 1 = 25, what
+    is x?"): where it names two ("If x + y = 50 ..., what is x?") no name is proof of which."""
+    letters = {word for word in question.asking_sentence.replace("?", " ").replace(",", " ").split()
+               if len(word) == 1 and word.isalpha()} - {"a", "A", "I"}  # fmt: skip
+    return letters == {name}
+
+
 class NumberGrammar:
     """NUMBER: see the module docstring."""
 
@@ -205,12 +252,9 @@ class NumberGrammar:
         units = tuple(str(t).lower() for t in _tokens(unit)) if unit is not None else ()
         percent = any(t.type == "PERCENT" for t in tokens)
         if question is not None:
-            prompt_words = question.words
-            if any(t.type == "CURRENCY" for t in tokens) and not (
-                "$" in question.prompt or {"dollar", "dollars"} & prompt_words
-            ):
+            if any(t.type == "CURRENCY" for t in tokens) and not _in_dollars(question):
                 return None
-            if percent and not ("%" in question.prompt + question.reference or "percent" in prompt_words):
+            if percent and not ("%" in question.prompt + question.reference or "percent" in question.words):
                 return None
             allowed = question.asked | frozenset(words(question.reference))
             if not all(same_word(u, allowed) for u in units):
@@ -220,13 +264,17 @@ class NumberGrammar:
         except NotExact:
             return None
         value = written / 100 if percent else written
-        return Quantity(value, written, place / 100 if percent else place, exact, percent, units)
+        return Quantity(
+            value, written, place / 100 if percent else place, exact, percent, units, _notation(number)
+        )
 
     def _chain(self, value: Tree[Token], question: Question | None) -> Chain | None:
         links: list[Fraction | None] = []
         while value.data == "chain":
             link, slot = _trees(value)
             if link.data == "name":
+                if question is not None and not _names_the_unknown(str(_tokens(link)[0]), question):
+                    return None
                 links.append(None)
             else:
                 try:
@@ -285,8 +333,9 @@ class NumberGrammar:
             return Equality.UNPROVEN
         if final.value == reference.value or (
             reference.inexact(question.settings.rel_tol) and final.rounds_to(reference)
-        ):
-            return Equality.EQUAL
+        ):  # "0.75" for "3/4" is the judge's where the question asks for a notation
+            notation_asked = bool(_NOTATION_WORDS & question.words)
+            return Equality.UNPROVEN if notation_asked and final.notation != reference.notation else Equality.EQUAL
         if final.percent != reference.percent or final.may_round(reference.value):
             return Equality.UNPROVEN  # "%" on one side only, or a rounding: the judge's
         return Equality.DIFFERENT

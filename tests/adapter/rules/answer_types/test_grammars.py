@@ -125,7 +125,7 @@ def test_number_proof(reference, text, equality):
     ],
 )
 def test_every_link_of_a_number_chain_is_proven(chain, equality):
-    question = _question("q", "42")
+    question = _question("If x + 1 = 43, what is x?", "42")
     answer = _read(NUMBER, chain, question)
     assert answer is not None and NUMBER.compare(answer, question, 2.0) is equality
 
@@ -135,6 +135,42 @@ def test_a_decimal_link_holds_at_the_final_values_precision():
     held, broken = (_read(NUMBER, text, question) for text in ("10/3 = 3.33", "10/4 = 3.33"))
     assert held is not None and NUMBER.compare(held, question, 1.0) is Equality.EQUAL
     assert broken is not None and NUMBER.compare(broken, question, 1.0) is Equality.UNPROVEN
+
+
+@pytest.mark.parametrize(
+    ("prompt", "text", "read"),
+    [
+        ("If 2x + 1 = 85, what is x?", "x = 42", True),
+        ("If 2x + 1 = 85, what is x?", "y = 42", False),
+        ("If x + y = 50 and x - y = 34, what is x?", "x = 42", False),  # the question names two
+        ("Solve for b: a = 2b and a + b = 12.", "a = 42", False),
+        ("A shirt costs $6. How much do 7 shirts cost?", "$42", True),
+        ("A book costs 6 dollars. What do 7 cost?", "$42", True),
+        ("A pencil costs 6 cents and a pen $2. How much do 7 pencils cost, in cents?", "$42", False),
+        ("A book costs \u20ac6, about $7. How many euros do 7 books cost?", "$42", False),
+        ("A snack costs 6 yen (about $1). How much do 7 snacks cost?", "$42", False),  # "how much", but yen
+    ],
+)
+def test_number_names_and_currency_are_the_questions(prompt, text, read):
+    assert (_read(NUMBER, text, _question(prompt, "42")) is not None) == read
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reference", "text", "equality"),
+    [
+        ("What is 1/3 + 1/6?", "0.5", "1/2", Equality.EQUAL),
+        ("Write 0.75 as a fraction in lowest terms.", "3/4", "0.75", Equality.UNPROVEN),
+        ("Reduce 18/24 to lowest terms.", "3/4", "18/24", Equality.UNPROVEN),
+        ("Reduce 18/24 to lowest terms.", "3/4", "\\frac{3}{4}", Equality.EQUAL),
+        ("Write 7/2 as a decimal.", "3.5", "\\frac{7}{2}", Equality.UNPROVEN),
+        ("Express 4200 in scientific notation.", "4.2 \\times 10^{3}", "4200", Equality.UNPROVEN),
+        ("Express 4200 in scientific notation.", "4.2 \\times 10^{3}", "4.2e3", Equality.EQUAL),
+    ],
+)
+def test_a_number_is_in_the_references_notation_where_the_question_asks_for_one(prompt, reference, text, equality):
+    question = _question(prompt, reference)
+    answer = _read(NUMBER, text, question)
+    assert answer is not None and NUMBER.compare(answer, question, 2.0) is equality
 
 
 OPTIONS = "Which? (A) blood (B) sky (C) grass"
