@@ -1,7 +1,9 @@
-"""The grammar's blind adversarial round and the styles policy families write (eval/data): what
+"""The grammar's blind adversarial rounds and the styles policy families write (eval/data): what
 the cascade decides without the judge, row by row."""
 
 from pathlib import Path
+
+import pytest
 
 from eval.cascade_share import decisions
 
@@ -9,13 +11,25 @@ DATA = Path(__file__).resolve().parents[3] / "eval" / "data"
 # Wrong by their labels, right in the grammar: the final statement states the right answer after
 # text that disowns it in other words. Only the final value is paid, so neither raises the expected
 # reward (docs/BENCHMARKS.md (o)).
-PAID_AS_STATED = {"adv-example_format_echo-02", "adv-mc_letter_content_mismatch-06"}
+PAID_AS_STATED = {
+    "grammar_adversarial.jsonl": {"adv-example_format_echo-02", "adv-mc_letter_content_mismatch-06"},
+    # Another value stated earlier outside the grammar ("Final result: 15", "Ans: 24", "3 x 4 => 15")
+    # above the right final answer, or an unverified right one ("I am unsure ..." / \boxed{12}).
+    "grammar_adversarial_2.jsonl": {"adv2_cross_line_negation_07"}
+    | {f"adv2_earlier_disagree_unmarked_{i:02d}" for i in range(1, 11)},
+    # The right value under a hedge in words ("it's a guess", "I am writing the value the key
+    # expects"), or the right letter for a wrong reason ("vitamin D" / \boxed{D} for option D).
+    "grammar_adversarial_3.jsonl": {f"adv3_hedge_sentence_above_{i:02d}" for i in range(1, 8)}
+    | {"adv3_conditional_unresolved_01", "adv3_conditional_unresolved_03", "adv3_meta_disclaimer_above_03",
+       "adv3_meta_disclaimer_above_05", "adv3_mc_option_text_is_letter_02", "adv3_mc_option_text_is_letter_06"},
+}  # fmt: skip
 
 
-def test_the_blind_round_pays_no_wrong_answer_but_the_two_stated_right():
-    rows = decisions(DATA / "grammar_adversarial.jsonl", "category")
-    assert {r.id for r in rows if r.wrong_paid} == PAID_AS_STATED
-    controls = [r for r in rows if r.group.startswith("control_")]
+@pytest.mark.parametrize("round_file", sorted(PAID_AS_STATED))
+def test_a_blind_round_pays_no_wrong_answer_but_those_stated_right(round_file):
+    rows = decisions(DATA / round_file, "category")
+    assert {r.id for r in rows if r.wrong_paid} == PAID_AS_STATED[round_file]
+    controls = [r for r in rows if r.group.startswith("control_")]  # format-following: right, canonical
     assert sum(r.decision == "rule" for r in controls) >= 0.9 * len(controls)
 
 
