@@ -194,7 +194,11 @@ def _may_state(block: Block, grammar: AnswerTypeGrammar) -> bool:
         any(mark in lowered for mark, _ in _MARKERS)
         or "\\boxed" in lowered
         or "<answer>" in lowered
-        or (grammar.bare_values_state_answers and len(text) <= MAX_BARE_LINE_CHARS)
+        or (
+            grammar.bare_values_state_answers
+            and len(text) <= MAX_BARE_LINE_CHARS
+            and (not grammar.needs_a_number or any(char.isdigit() for char in text))  # no number, no value
+        )
     )
 
 
