@@ -227,7 +227,8 @@ class RewardConfig(JudgeClientConfig):
     trajectory_view: Literal["full", "final"] = Field(
         default="full",
         description="a completion with tool calls or results (docs/trajectories.md): full shows the judge "
-        "every step, fitted to max_completion_chars; final the final reply only (cheaper)",
+        "every step, fitted to max_completion_chars (shared by the runs a group comparison shows); final the "
+        "final reply only (cheaper)",
     )
     strip_reasoning: bool = Field(default=True, description="grade what follows the policy's reasoning")
     reasoning_delimiters: ReasoningDelimiters = Field(

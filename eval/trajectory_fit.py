@@ -85,7 +85,7 @@ async def fit_rows(data: Path, config: RewardConfig, count: Count, max_model_len
         if tokens > limit:
             try:
                 fitted = await fit_trace(
-                    row.trajectory, config.max_completion_chars, fitted, tokens, limit,
+                    [row.trajectory], config.max_completion_chars, fitted, tokens, limit,
                     partial(_render, profile, config, request), count,
                 )  # fmt: skip
                 after = await count(fitted)

@@ -325,10 +325,11 @@ class JudgeClient:
         excess = measured["count"] + asked.max_tokens - self._max_model_len
         if excess <= 0:
             return prompt
-        if request.trajectory is not None and asked.profile.shows_trajectory:
-            self.context_cuts += 1  # fewer of an agent's steps shown, never a cut reply
+        trajectories = request.trajectories()
+        if trajectories and asked.profile.shows_trajectory:
+            self.context_cuts += 1  # fewer of the agents' steps shown, never a cut reply
             return await fit_trace(
-                request.trajectory, self.config.max_completion_chars, prompt, measured["count"],
+                trajectories, self.config.max_completion_chars, prompt, measured["count"],
                 self._max_model_len - asked.max_tokens, lambda chars: self._render(asked, request, completion, chars),
                 partial(self._prompt_tokens, asked),
             )  # fmt: skip

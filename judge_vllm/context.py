@@ -9,7 +9,8 @@ its end (where the final answer is), joined by a marker saying how much was left
 
 An agent's trajectory is never cut that way: the prompt is rendered again with a smaller
 character budget for its steps (``fit_trace``), so that fewer steps are shown, each still whole
-or clipped in its middle, and the final response and the last tool result stay.
+or clipped in its middle, and the final response and the last tool result stay. A comparison of
+agents' responses shares that budget between their trajectories (``fit_shared``).
 
 The arithmetic lives here; the client does the HTTP (``/tokenize``, ``/detokenize``).
 """
@@ -17,11 +18,11 @@ The arithmetic lives here; the client does the HTTP (``/tokenize``, ``/detokeniz
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from judge_prompts import JudgePrompt
 from judge_vllm.errors import ContextOverflowError
-from judge_vllm.trajectory import Trajectory, fit_trajectory
+from judge_vllm.trajectory import Trajectory, fit_shared
 
 __all__ = ["cut_tokens", "fit_trace", "join_cut", "marker_tokens", "might_overflow"]
 
@@ -75,7 +76,7 @@ def join_cut(head: str, tail: str, omitted: int) -> str:
 
 
 async def fit_trace(
-    trajectory: Trajectory,
+    trajectories: Sequence[Trajectory],
     budget_chars: int,
     prompt: JudgePrompt,
     prompt_tokens: int,
@@ -83,17 +84,18 @@ async def fit_trace(
     render: Callable[[int], JudgePrompt],
     count: Callable[[JudgePrompt], Awaitable[int | None]],
 ) -> JudgePrompt:
-    """``prompt`` (``prompt_tokens`` long, its trajectory's steps fitted to ``budget_chars``) within
-    ``limit_tokens``: rendered again (``render(budget)``) with the steps' budget cut by the excess
-    at the prompt's own characters per token, and measured (``count``: None when the server
-    cannot say), at most ``TRACE_FIT_ROUNDS`` times. ``ContextOverflowError`` when even
-    ``MIN_TRACE_CHARS`` of steps would not fit."""
+    """``prompt`` (``prompt_tokens`` long, its ``trajectories``' steps fitted to their shares of
+    ``budget_chars``) within ``limit_tokens``: rendered again (``render(budget)``) with the steps'
+    budget cut by the excess at the prompt's own characters per token, and measured (``count``:
+    None when the server cannot say), at most ``TRACE_FIT_ROUNDS`` times. ``ContextOverflowError``
+    when even ``MIN_TRACE_CHARS`` of steps would not fit."""
     tokens = prompt_tokens
     for _ in range(TRACE_FIT_ROUNDS):
         excess = tokens - limit_tokens
         if excess <= 0:
             return prompt
-        shown = min(budget_chars, fit_trajectory(trajectory, budget_chars).cost_chars)
+        fitted = fit_shared(trajectories, budget_chars)
+        shown = min(budget_chars, sum(f.cost_chars for f in fitted if f is not None))
         budget_chars = shown - math.ceil((excess + CUT_SLACK_TOKENS) * len(prompt.text) / max(tokens, 1))
         if budget_chars < MIN_TRACE_CHARS:
             break

@@ -18,7 +18,10 @@ Templates get these variables: ``prompt`` (the question), ``answer`` (the refere
 ``completion`` (the graded response or its extracted answer), ``responses`` (a comparison's
 responses in the order shown, each cut to its share of the completion budget), ``trace`` (an
 agent's steps before its final response, fitted and in nonce tags, for a profile with
-``shows_trajectory``; else empty: ``judge_vllm.trajectory``), ``answer_type``,
+``shows_trajectory``; else empty: ``judge_vllm.trajectory``), ``traces`` and ``tags`` (a
+comparison's: each response's steps, fitted to its share of the steps' budget, "" when it has
+none, and the tag id of its spans: ``a-NONCE`` for response A when any response shows steps,
+else the nonce), ``answer_type``,
 ``rubric`` and ``rubric_name`` (our rubric's per-answer_type include), ``nonce``,
 ``labels``, ``output``, ``aspects``, ``score_rubric`` (a user-given grading rubric) and the
 profile's own ``variables``.
@@ -45,11 +48,11 @@ from judge_prompts import (
     rubric_for,
     template_fingerprint,
 )
-from judge_vllm.contract import INVALID, ranking_regex
+from judge_vllm.contract import INVALID, RANKING_LETTERS, ranking_regex
 from judge_vllm.errors import JudgeConfigError, JudgeInputError
 from judge_vllm.patterns import compile_user_pattern
 from judge_vllm.schemas import JudgeRequest
-from judge_vllm.trajectory import TRACE_HEADING, fit_trajectory, render_trace
+from judge_vllm.trajectory import TRACE_HEADING, fit_shared, fit_trajectory, render_trace
 from judge_vllm.yaml_file import read_yaml_mapping
 
 __all__ = [
@@ -69,6 +72,8 @@ FREE_CHARS = "FREE_CHARS"
 # Fixed prompt parts kept per (answer_type, score rubric, aspects); the oldest goes first.
 FIXED_CACHE_SIZE = 64
 VERDICT_RESERVE_TOKENS = 32
+# What a compared response's steps are called in a comparison's prompt.
+MEMBER_TRACE_HEADING = "RESPONSE {letter}'S STEPS BEFORE ITS FINAL RESPONSE"
 LabelReward = Annotated[float, Field(ge=0.0, le=1.0)] | Literal["invalid"]
 PROFILE_FILE = "profile.yaml"
 
@@ -126,7 +131,8 @@ class JudgeProfile(BaseModel):
     needs_score_rubric: bool = False
     shows_trajectory: bool = Field(
         default=False,
-        description="its templates show an agent's steps (the trace variable); else the judge sees the final reply only",
+        description="its templates show an agent's steps (the trace variable; a comparison's: traces and tags); "
+        "else the judge sees the final reply only",
     )
     verdict_mode: bool = Field(
         default=False, description="mode: verdict asks for a JSON {score, explanation} instead of a label"
@@ -197,11 +203,14 @@ class JudgeProfile(BaseModel):
         shared, system = self._fixed(request.answer_type, score_rubric, aspects)
         share = max_completion_chars // max(len(request.responses), 1)
         nonce = nonce or new_nonce()
+        budget = max_completion_chars if trace_chars is None else trace_chars
         trace = ""
         if self.shows_trajectory and request.trajectory is not None:
-            budget = max_completion_chars if trace_chars is None else trace_chars
             heading = str(self.variables.get("trace_heading", TRACE_HEADING))
             trace = render_trace(fit_trajectory(request.trajectory, budget), nonce, heading)
+        tags, traces = [nonce] * len(request.responses), [""] * len(request.responses)
+        if self.shows_trajectory and any(request.traces):
+            tags, traces = _member_traces(request, nonce, budget)
         user = render_template(
             self.template_dir,
             self.user_template,
@@ -211,6 +220,8 @@ class JudgeProfile(BaseModel):
             completion=neutralise(clip_middle(completion, max_completion_chars)),
             responses=[neutralise(clip_middle(r, share)) for r in request.responses],
             trace=trace,
+            traces=traces,
+            tags=tags,
             nonce=nonce,
         )
         return JudgePrompt(system=system, user=user)
@@ -260,6 +271,23 @@ class JudgeProfile(BaseModel):
         if not self.verdict_mode:
             return self
         return self.model_copy(update={"output": "json", "constraint": "json", "max_tokens": max_tokens})
+
+
+def _member_traces(request: JudgeRequest, nonce: str, budget_chars: int) -> tuple[list[str], list[str]]:
+    """A comparison of agents' responses: each response's tag (its letter and ``nonce``: every span
+    of response A, its steps and its final response, is in tags ending ``-a-NONCE``) and its steps,
+    fitted to its share of ``budget_chars`` ("" for a response without steps)."""
+    if len(request.responses) > len(RANKING_LETTERS):
+        raise JudgeInputError(
+            f"{len(request.responses)} responses: at most {len(RANKING_LETTERS)} are shown with their steps"
+        )
+    letters = RANKING_LETTERS[: len(request.responses)]
+    tags = [f"{letter.lower()}-{nonce}" for letter in letters]
+    traces = [
+        "" if fitted is None else render_trace(fitted, tag, MEMBER_TRACE_HEADING.format(letter=letter))
+        for letter, tag, fitted in zip(letters, tags, fit_shared(request.traces, budget_chars), strict=True)
+    ]
+    return tags, traces
 
 
 def _short_hash(text: str) -> str:

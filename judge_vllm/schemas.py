@@ -7,7 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from typing_extensions import NotRequired, TypedDict
 
 from judge_vllm.budget import Budget
@@ -135,6 +143,11 @@ class JudgeRequest(BaseModel):
         description="an agent's steps before its final reply (the completion): text, tool calls and "
         "results; None for a completion without tool use, or when the judge is shown the reply only",
     )
+    traces: tuple[Trajectory | None, ...] = Field(
+        default=(),
+        description="a comparison of agents' responses: each response's steps before it, in the order "
+        "shown (None: a response without steps, or the reference); empty when none has any",
+    )
     budget: Budget | None = Field(
         default=None,
         exclude=True,
@@ -154,6 +167,18 @@ class JudgeRequest(BaseModel):
         if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
             raise ValueError(f"responses must be a list of strings, got {type(value).__name__}")
         return tuple(coerce_text(v, f"responses[{k}]") for k, v in enumerate(value))
+
+    @model_validator(mode="after")
+    def _one_trace_per_response(self) -> JudgeRequest:
+        if self.traces and len(self.traces) != len(self.responses):
+            raise ValueError(
+                f"traces: {len(self.traces)} for {len(self.responses)} responses (one each, or none)"
+            )
+        return self
+
+    def trajectories(self) -> tuple[Trajectory, ...]:
+        """The agents' steps the request comes with: its completion's, or its responses'."""
+        return tuple(t for t in (self.trajectory, *self.traces) if t is not None)
 
     @field_validator("answer_type", mode="before")
     @classmethod

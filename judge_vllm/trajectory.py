@@ -10,12 +10,14 @@ business (``adapter.pipeline.trajectory``); this module holds what the judge sid
 Fitting (``fit_trajectory``) keeps a long trajectory within a character budget: the steps
 nearest the end are kept, earlier ones elided under a marker that says how many; each span is
 clipped in its middle; the last tool result (with the call that asked for it) is never
-elided, and gets up to half the budget. Rendering (``render_trace``) puts every span the
-policy or a tool wrote in its own nonce tags (``judge_prompts/shared/trace.j2``).
+elided, and gets up to half the budget. A comparison of several agents' responses fits each
+trajectory to its share of one budget (``fit_shared``). Rendering (``render_trace``) puts every
+span the policy or a tool wrote in its own nonce tags (``judge_prompts/shared/trace.j2``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -34,8 +36,10 @@ __all__ = [
     "TextStep",
     "ToolSpec",
     "Trajectory",
+    "fit_shared",
     "fit_trajectory",
     "render_trace",
+    "share_budget",
 ]
 
 # A trajectory longer than this is refused as input (a defined reward, reason invalid_input):
@@ -121,6 +125,11 @@ class Trajectory(BaseModel):
     def chars(self) -> int:
         """The characters of every span (what fitting starts from)."""
         return sum(_span_chars(s) for s in self.steps)
+
+    @property
+    def cost_chars(self) -> int:
+        """What showing every step whole would cost against a budget (as ``FittedTrace.cost_chars``)."""
+        return self.chars + STEP_OVERHEAD_CHARS * len(self.steps)
 
 
 @dataclass(frozen=True)
@@ -262,6 +271,37 @@ def fit_trajectory(trajectory: Trajectory, budget_chars: int) -> FittedTrace:
         chars_before=trajectory.chars,
         chars_after=sum(_span_chars(s) for s in shown.values()),
     )
+
+
+def share_budget(trajectories: Sequence[Trajectory], budget_chars: int) -> list[int]:
+    """Each trajectory's share of ``budget_chars``, which they share (a comparison of several
+    agents' responses): when all fit whole, each gets what it needs and an equal part of the rest;
+    else a trajectory that needs less than an equal share gets what it needs, and the others
+    split what is left equally. It depends on the trajectories, not on their order; one alone gets
+    the whole budget."""
+    needs = [t.cost_chars for t in trajectories]
+    if sum(needs) <= budget_chars:
+        spare = (budget_chars - sum(needs)) // max(len(needs), 1)
+        return [need + spare for need in needs]
+    shares = list(needs)
+    left = budget_chars
+    order = sorted(range(len(needs)), key=needs.__getitem__)
+    for done, k in enumerate(order):
+        level = left // (len(needs) - done)
+        if needs[k] > level:  # this one and every larger one get the same equal share
+            for rest in order[done:]:
+                shares[rest] = level
+            break
+        left -= needs[k]
+    return shares
+
+
+def fit_shared(trajectories: Sequence[Trajectory | None], budget_chars: int) -> list[FittedTrace | None]:
+    """Each trajectory fitted (``fit_trajectory``) to its share of ``budget_chars``
+    (``share_budget`` among those given); None (a response without steps) stays None."""
+    given = [t for t in trajectories if t is not None]
+    shares = iter(share_budget(given, budget_chars))
+    return [None if t is None else fit_trajectory(t, next(shares)) for t in trajectories]
 
 
 def render_trace(fitted: FittedTrace, nonce: str, heading: str = TRACE_HEADING) -> str:

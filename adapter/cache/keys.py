@@ -37,6 +37,8 @@ def cache_key(request: JudgeRequest, model: str, config: JudgeClientConfig) -> s
         fields.append(_profile_fingerprint(request.profile, config))
     if request.trajectory is not None:  # an agent's steps the judge is shown
         fields.append(request.trajectory.model_dump(mode="json"))
+    if request.traces:  # a comparison's: each response's steps, in the order shown
+        fields.append([None if t is None else t.model_dump(mode="json") for t in request.traces])
     # Lone surrogates (text cut mid-pair by a tokenizer) have no UTF-8 form; surrogatepass gives
     # them bytes no valid text encodes to, so keys stay distinct and valid text keeps its old key.
     digest.update(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))

@@ -3,11 +3,12 @@
 Each comparison is a request asked by profile ``pairwise`` or ``listwise`` through the reward
 system's one seam (``adapter/dispatch/judgments.py``), judge only, so comparisons are batched,
 cached, single-flighted and seen by the breaker like single judgments (the responses in the
-order shown are part of the cache key). Comparisons still out at the deadline are dropped; the
-scores come from those that came back, and a member left without any has score None (the facade
-gives it the fallback, with the reason). A pairwise group's pairs that came back in both orders are
-reported to ``swaps`` (the integrity figure ``position_agreement``): how many got the same winner
-both times.
+order shown, and their agents' steps, are part of the cache key). Members that carry an agent's
+trajectory are compared with their steps (``JudgeRequest.traces``). Comparisons still out at the
+deadline are dropped; the scores come from those that came back, and a member left without any
+has score None (the facade gives it the fallback, with the reason). A pairwise group's pairs that
+came back in both orders are reported to ``swaps`` (the integrity figure ``position_agreement``):
+how many got the same winner both times.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from judge_vllm.budget import Budget
 from judge_vllm.contract import RANKING_LETTERS
 from judge_vllm.errors import JudgeError, JudgeTimeoutError, JudgeUnavailableError
 from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.trajectory import Trajectory
 
 __all__ = ["MAX_LISTWISE", "GroupJudge", "GroupScores"]
 
@@ -94,10 +96,12 @@ class GroupJudge:
         budget: Budget,
         members: Sequence[int],
         max_comparisons: int | None = None,
+        traces: Sequence[Trajectory | None] = (),
     ) -> GroupScores:
         """Compare ``responses`` (the graded texts of the group's ``members``, by their indices in
-        the group) and score them by ``budget.judge_by`` (the group deadline). ``max_comparisons``:
-        this comparison's share of ``group.max_comparisons`` (None: all of it)."""
+        the group; ``traces``: their agents' steps, None for a member without, or none at all) and
+        score them by ``budget.judge_by`` (the group deadline). ``max_comparisons``: this
+        comparison's share of ``group.max_comparisons`` (None: all of it)."""
         n = len(responses)
         if self.settings.mode == "listwise":
             if n > MAX_LISTWISE:
@@ -116,6 +120,7 @@ class GroupJudge:
                 answer="" if with_reference else reference,
                 answer_type=answer_type,
                 responses=tuple(reference if k == REFERENCE else responses[k] for k in order),
+                traces=tuple(None if k == REFERENCE else traces[k] for k in order) if any(traces) else (),
                 profile=self.settings.mode,
                 budget=budget,
             )

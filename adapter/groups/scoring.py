@@ -284,7 +284,7 @@ class GroupScoring:
         first = graded[part[0]]
         return await GroupJudge(self._judge, settings, self._in_flight, self._swaps).score(
             first.prompt, first.answer, first.answer_type, [graded[s].completion for s in part], comparing,
-            [compared[s] for s in part], share,
+            [compared[s] for s in part], share, [graded[s].trajectory for s in part],
         )  # fmt: skip
 
     def _log_split(self, compared: int, parts: int, settings: GroupSettings) -> None:

@@ -6,8 +6,10 @@ which is enough to check ordering, caching and fallback. When the prompt shows a
 steps with tool results (``<tool-result-NONCE>`` tags, judge_vllm/trajectory.py), the answer
 must also appear in the last tool result shown: a final answer the tools never produced (a
 tool that failed, a number copied wrong) scores 1, as a judge reading the trace would score it. A
-judgment of one agent turn (profile ``step``) scores 5 unless the last tool result shown says
-"error". Each request's fate comes from
+comparison of agents' responses shown with their steps (each response's spans in tags of its
+own, ``<response-a-NONCE>``) is judged by that rule for each response: A is preferred unless B
+scores higher. A judgment of one agent turn (profile ``step``) scores 5 unless the last tool
+result shown says "error". Each request's fate comes from
 a ``FaultPlan``: a fixed script of actions first, then random rates.
 
 Actions: ``ok``, ``error`` (500), ``reject`` (400), ``hang`` (never answers),
@@ -27,7 +29,8 @@ serve.
 Its tokenizer is one token per character (``/tokenize``, ``/detokenize``), and like vLLM
 it answers 400 to a prompt that overflows its ``max_model_len``. ``GET /fake/stats`` gives its
 requests by route and outcome, the items (conversations) it judged and its process's CPU seconds (for benchmarks of a fake in its own
-process).
+process); ``judged_users`` holds the user message of the last 1,000 items it judged (what a test
+checks the prompts by).
 
 Run it as a process: ``python -m judge_vllm.testing.fake_server --port 8899``.
 """
@@ -63,6 +66,8 @@ _MODEL_ROUTES = (
     "/v1/completions",
 )
 _TOOL_RESULT = re.compile(r"<tool-result-([0-9a-z]+)>\n(.*?)\n</tool-result-\1>", re.S)
+# A comparison of agents' responses: each response's spans tagged with its letter and the nonce.
+_MEMBER_RESPONSE = re.compile(r"<response-([a-p])-([a-z]+)>\n(.*?)\n</response-\1-\2>", re.S)
 
 
 class FaultPlan(BaseModel):
@@ -108,12 +113,31 @@ def _fake_score(messages: list[dict[str, Any]]) -> int:
         results = _TOOL_RESULT.findall(user)
         return 1 if results and "error" in results[-1][1].lower() else 5
     ref = _REFERENCE.search(user)
-    resp = _RESPONSE.search(user)
     reference = ref.group(1).strip() if ref else ""
-    if not (reference and resp and reference in resp.group(2)):
+    members = _MEMBER_RESPONSE.findall(user)
+    if members:  # agents' responses compared with their steps: A unless B scores higher
+        scores = [
+            _traced_score(reply, _member_results(user, letter, nonce), reference)
+            for letter, nonce, reply in members
+        ]
+        return 5 if scores[0] >= max(scores[1:], default=1) else 1
+    resp = _RESPONSE.search(user)
+    if resp is None:
         return 1
-    results = _TOOL_RESULT.findall(user[: resp.start()])
-    return 5 if not results or reference in results[-1][1] else 1
+    return _traced_score(resp.group(2), [r for _, r in _TOOL_RESULT.findall(user[: resp.start()])], reference)
+
+
+def _member_results(user: str, letter: str, nonce: str) -> list[str]:
+    """The tool results shown among one compared response's steps."""
+    tag = re.escape(f"tool-result-{letter}-{nonce}")
+    return re.findall(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.S)
+
+
+def _traced_score(reply: str, results: list[str], reference: str) -> int:
+    """5 when the reference is in the reply and in the last tool result shown (if any), else 1."""
+    if not (reference and reference in reply):
+        return 1
+    return 5 if not results or reference in results[-1] else 1
 
 
 def _choice(index: int, body: dict[str, Any], messages: list[dict[str, Any]], action: Action) -> dict[str, Any]:
@@ -164,6 +188,7 @@ class FakeJudgeServer:
         self.counts: Counter[str] = Counter()
         self.last_body: dict[str, Any] | None = None
         self.judged_prompts: Counter[str] = Counter()  # the question of every item it judged
+        self.judged_users: deque[str] = deque(maxlen=1000)  # the user message of the last items it judged
         self._slots: asyncio.Semaphore | None = None
         self._script: deque[Action] = deque(self.plan.script)
         self._rng = random.Random(self.plan.seed)
@@ -298,8 +323,10 @@ class FakeJudgeServer:
             return self._completions(body, action)
         conversations = body["messages"] if path.endswith("/batch") else [body["messages"]]
         for conversation in conversations:
-            question = _QUESTION.search(conversation[-1]["content"] if conversation else "")
+            user = conversation[-1]["content"] if conversation else ""
+            question = _QUESTION.search(user)
             self.judged_prompts[question.group(1) if question else ""] += 1
+            self.judged_users.append(user)
         longest = max(_count_tokens(c) for c in conversations) + body.get("max_tokens", 0)
         if longest > self.plan.max_model_len:
             return 400, {"error": {"message": f"maximum context length is {self.plan.max_model_len} tokens"}}

@@ -22,6 +22,7 @@ from adapter.cache.keys import _settings_digest, cache_key
 from adapter.cache.verdict_cache import VerdictCache
 from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.settings import JudgeClientConfig
+from judge_vllm.trajectory import CallStep, ResultStep, Trajectory
 
 CONFIG = JudgeClientConfig()
 
@@ -51,6 +52,17 @@ def test_key_is_collision_safe_on_field_boundaries():
     assert cache_key(_req(prompt="ab", completion="c"), "m", CONFIG) != cache_key(
         _req(prompt="a", completion="bc"), "m", CONFIG
     )
+
+
+def test_a_comparison_s_key_holds_each_response_s_steps_in_the_order_shown():
+    failed = Trajectory(steps=(CallStep(name="lookup"), ResultStep(content="Error: timeout")))
+    worked = Trajectory(steps=(CallStep(name="lookup"), ResultStep(content="709,037")))
+    compared = _req(completion="", responses=("709,037", "709,037"), profile="pairwise")
+    keys = {
+        cache_key(compared.model_copy(update={"traces": traces}), "m", CONFIG)
+        for traces in ((), (failed, worked), (worked, failed), (worked, None))
+    }
+    assert len(keys) == 4  # the same replies after other steps are another comparison
 
 
 def test_key_of_text_with_lone_surrogates_is_stable_and_distinct():

@@ -91,3 +91,27 @@ def test_the_measurement_command_counts_on_the_judge_server(fake_judge, capsys):
     summary = capsys.readouterr().out.splitlines()[-1]
     assert summary.startswith("36 trajectories, context 4096 tokens") and "0 that cannot fit" in summary
     assert fake_judge.counts["/tokenize"] > 36
+
+
+def test_judge_eval_compares_the_bundled_trajectory_groups_by_their_steps(tmp_path, fake_judge):
+    """The bundled runs form 9 labelled groups (runs of one prompt, right and wrong); compared with
+    their steps, the fake judge (which reads each response's last tool result) orders them as it
+    does one run at a time; compared by their final replies alone, it cannot tell them apart."""
+    accuracy: dict[str, str] = {}
+    for view in ("full", "final"):
+        config = tmp_path / f"{view}.yaml"
+        settings = {"judge_url": fake_judge.url, "mode": "fast", "use_cache": False, "trajectory_view": view}
+        config.write_text(yaml.safe_dump(settings))
+        out = tmp_path / view
+        modes = ["--group-modes", "pointwise,pairwise"]
+        assert (
+            main(["--data", str(DATA), "--config", str(config), *modes, "--out", str(out), "--no-progress"])
+            == 0
+        )
+        table = [line.strip("|").split("|") for line in (out / "groups.md").read_text().splitlines()]
+        rows = {cells[0].strip(): [c.strip() for c in cells] for cells in table if len(cells) > 4}
+        assert rows["pairwise"][1:4] == ["9", "25", "16"]  # groups, members, correct-over-incorrect pairs
+        accuracy[view] = rows["pairwise"][4]
+        if view == "full":
+            assert accuracy[view] == rows["pointwise"][4]
+    assert float(accuracy["full"]) > float(accuracy["final"]) == 0.5

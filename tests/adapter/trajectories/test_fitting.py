@@ -18,8 +18,10 @@ from judge_vllm.trajectory import (
     TextStep,
     ToolSpec,
     Trajectory,
+    fit_shared,
     fit_trajectory,
     render_trace,
+    share_budget,
 )
 
 NONCE = "abcdefgh"
@@ -157,7 +159,52 @@ async def test_a_prompt_over_the_context_shows_fewer_steps_until_it_fits():
         return len(prompt.text) // 2
 
     first = render()
-    fitted = await fit_trace(trajectory, 6000, first, await count(first), 2000, render, count)
+    fitted = await fit_trace([trajectory], 6000, first, await count(first), 2000, render, count)
     assert await count(fitted) <= 2000 < await count(first) and "TOTAL" in fitted.user
     with pytest.raises(ContextOverflowError, match="use trajectory_view: final"):
-        await fit_trace(trajectory, 6000, first, await count(first), 200, render, count)
+        await fit_trace([trajectory], 6000, first, await count(first), 200, render, count)
+
+
+def test_one_trajectory_alone_gets_the_whole_budget():
+    for trajectory in (long_run(3, 100), long_run(300, 1000)):
+        assert share_budget([trajectory], 6000) == [6000]
+        assert fit_shared([trajectory], 6000) == [fit_trajectory(trajectory, 6000)]
+
+
+def test_trajectories_that_fit_whole_get_what_they_need_and_an_equal_part_of_the_rest():
+    short, shorter = long_run(3, 100), long_run(1, 100)
+    shares = share_budget([short, shorter], 6000)
+    spare = (6000 - short.cost_chars - shorter.cost_chars) // 2
+    assert shares == [short.cost_chars + spare, shorter.cost_chars + spare]
+    assert all(f is not None and f.elided == 0 for f in fit_shared([short, shorter], 6000))
+
+
+def test_a_short_trajectory_keeps_what_it_needs_and_the_long_ones_split_the_rest_equally():
+    short, long_a, long_b = long_run(3, 100), long_run(300, 1000), long_run(200, 1000, last="END")
+    shares = share_budget([long_a, short, long_b], 6000)
+    assert shares[1] == short.cost_chars and shares[0] == shares[2] == (6000 - short.cost_chars) // 2
+    assert share_budget([long_b, short, long_a], 6000) == shares  # the order shown changes nothing
+    fitted = fit_shared([long_a, None, short, long_b], 6000)
+    assert fitted[1] is None and fitted[2] is not None and fitted[2].elided == 0  # None takes no share
+    assert sum(f.cost_chars for f in fitted if f is not None) <= 6000
+    assert fitted[3] is not None and "END" in fitted[3].shown[-1].step.content
+
+
+def test_a_comparison_shows_each_response_s_steps_in_tags_of_its_own_within_one_budget():
+    short, long = long_run(2, 50), long_run(300, 1000, last="TOTAL")
+    request = JudgeRequest(
+        prompt="Sum it.", answer="TOTAL", responses=("TOTAL", "TOTAL"), traces=(short, long)
+    )
+    prompt = load_profile("pairwise").render(
+        request, "", max_prompt_chars=4000, max_completion_chars=6000, nonce=NONCE
+    )
+    a_steps = re.findall(rf"<(?:tool-call|tool-result)-a-{NONCE}>", prompt.user)
+    b_steps = re.findall(rf"<(?:tool-call|tool-result)-b-{NONCE}>", prompt.user)
+    assert len(a_steps) == 4 and 4 < len(b_steps) < 600  # A's steps whole, B's fitted to the rest
+    assert prompt.user.index("RESPONSE A'S STEPS") < prompt.user.index(f"<response-a-{NONCE}>")
+    assert prompt.user.index(f"<response-a-{NONCE}>") < prompt.user.index("RESPONSE B'S STEPS")
+    assert "earlier steps left out here" in prompt.user.split("RESPONSE B'S STEPS")[1]
+    shown = sum(
+        len(s) for s in re.findall(rf"<tool-(?:call|result)-[ab]-{NONCE}>\n(.*?)\n</", prompt.user, re.S)
+    )
+    assert shown <= 6000

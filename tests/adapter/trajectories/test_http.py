@@ -52,6 +52,20 @@ def test_batch_and_group_take_trajectories_and_tools(api):
     assert group.status_code == 200, group.text
 
 
+def test_judge_group_compares_trajectories_with_their_steps(fake_judge, tmp_path):
+    """Two runs with the same final reply: compared pairwise, the one whose tool returned the
+    number wins both orders; each comparison showed both runs' tool results."""
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "cache"), "max_retries": 0,
+              "startup_check": "off", "group": {"mode": "pairwise"}}  # fmt: skip
+    items = [item(trajectory(t)) for t in ("Error: timeout", json.dumps({"population": "709,037"}))]
+    with ApiServer(create_app(config)) as api:
+        reply = httpx.post(f"{api.url}/judge_group", json={"items": items}, timeout=30)
+    assert reply.status_code == 200, reply.text
+    failed, supported = reply.json()["results"]
+    assert supported["score"] > failed["score"] and len(supported["comparisons"]) == 2
+    assert all("<tool-result-a-" in user and "<tool-result-b-" in user for user in fake_judge.judged_users)
+
+
 @pytest.mark.parametrize(
     ("completion", "problem"),
     [

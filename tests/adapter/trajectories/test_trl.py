@@ -82,7 +82,7 @@ def test_tool_using_completions_are_grouped_by_prompt(monkeypatch):
     reward = judge_reward_func(settings)
     other = [{"role": "user", "content": "And Bergen?"}]
     completions = [trl_completion(f"result {k}") for k in range(4)]
-    for k, reply in ((1, "I could not find it."), (3, "Bergen has 291,940.")):  # compared by their replies
+    for k, reply in ((1, "I could not find it."), (3, "Bergen has 291,940.")):  # the backend reads replies
         completions[k][-1] = {"role": "assistant", "content": reply}
     try:
         rewards = reward(
@@ -93,10 +93,25 @@ def test_tool_using_completions_are_grouped_by_prompt(monkeypatch):
     assert rewards[0] > rewards[1]
     shown = {r.prompt: set(r.responses) for r in judge.requests}
     assert len(judge.requests) == 4  # two groups of two, both orders each
+    assert all(len(r.traces) == 2 and all(t and t.calls == 1 for t in r.traces) for r in judge.requests)
     assert shown == {
         QUESTION[0]["content"]: {REPLY, "I could not find it."},
         "And Bergen?": {REPLY, "Bergen has 291,940."},
     }
+
+
+def test_a_group_of_trl_tool_completions_is_compared_with_their_steps(fake_judge, tmp_path):
+    """The same final reply after a lookup that worked and one that raised: compared pairwise, the
+    fake judge reads each response's own tool result."""
+    config = {"judge_url": fake_judge.url, "cache_dir": str(tmp_path / "c"), "group": {"mode": "pairwise"}}
+    reward = judge_reward_func(config, tools=[city_population])
+    completions = [trl_completion(city_population("Oslo")), trl_completion({"error": "'Olso'"})]
+    try:
+        rewards = reward(prompts=[QUESTION] * 2, completions=completions, answer=["709,037"] * 2)
+    finally:
+        reward.close()
+    assert rewards[0] > rewards[1]
+    assert "<tool-result-a-" in str(fake_judge.last_body["messages"])
 
 
 @pytest.mark.slow
