@@ -26,10 +26,13 @@ def _tokens(reading: Reading, kind: str) -> list[str]:
     return [str(t) for t in reading.value.scan_values(lambda v: isinstance(v, Token) and v.type == kind)]
 
 
+_OPTION_LETTERS = frozenset("ABCDEFGHIJ")
+
+
 def _letters_mean_options(letters: set[str], question: Question, options: dict[str, str]) -> bool:
-    """Letters written alone name options: no option's text is itself a letter, and "I" is no
-    Roman numeral of the prompt's."""
-    if any(len(text) == 1 and text.isalpha() for text in options.values()):
+    """Letters written alone name options: no option's text is itself an option letter ("(B) G"
+    among notes), and "I" is no Roman numeral of the prompt's."""
+    if any(len(text) == 1 and text in _OPTION_LETTERS for text in options.values()):
         return False
     words = "".join(char if char.isalnum() else " " for char in question.prompt).split()
     return "I" not in letters or "II" not in words

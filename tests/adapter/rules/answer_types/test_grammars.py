@@ -210,6 +210,7 @@ def test_multiple_choice_grammar(text, letters):
         ("Which? (H) gold (I) iron (J) tin", "I", "I", "I"),
         ("Which note? (A) A (B) G (C) F (D) E", "B", "B", None),  # an option's text is a letter
         ("Which note? (A) A (B) G (C) F (D) E", "B", "(B) G", "B"),
+        ("Which is sodium? (A) S (B) So (C) Na (D) Sd", "C", "C", "C"),  # S is no option letter
         ("How many legs? (A) 4 (B) 2 (C) 6 (D) 8", "A", "4", None),  # the fourth option, or "4"?
         ("How many legs? (A) 4 (B) 2 (C) 6 (D) 8", "A", "(A) 4", "A"),
         ("How many legs? (A) 40 (B) 20 (C) 60 (D) 80", "A", "40", "A"),
