@@ -99,9 +99,10 @@ def _answers(
 
 
 def _subject_asked(reading: Reading, question: Question) -> bool:
-    """The subject's words are the question's, and a count counts what "how many" asks ("the
+    """The subject's words are the asking sentence's ("the perimeter" answers no "What is its
+    area?", "Tom's age" no "What is Maria's age?"), and a count counts what "how many" asks ("the
     number of packs" answers no "How many pens ...?")."""
-    if not all(same_word(word, question.words) for word in reading.subject):
+    if not all(same_word(word, question.asking_words) for word in reading.subject):
         return False
     return reading.counted is None or not question.counted or same_word(reading.counted, question.counted)
 

@@ -23,11 +23,19 @@ __all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "gram
 
 _ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
 _SENTENCE_ENDS = (". ", "? ", "! ", "\n")
+# The words straight before a letter whose value a question asks for ("what is x", "find x").
+_ASKING_FOR_A_VALUE = frozenset({"is", "find", "for", "of", "compute", "determine", "evaluate"})
 
 
 def words(text: str) -> list[str]:
     """The text's words and numbers, lower-cased."""
     return "".join(c.lower() if c.isascii() and c.isalnum() else " " for c in text).split()
+
+
+def _letters(text: str) -> set[str]:
+    """The single letters that stand as words in ``text`` (the names of unknowns), but "a" and "I"."""
+    said = "".join(" " if char in "?,.:;()" else char for char in text).split()
+    return {word for word in said if len(word) == 1 and word.isalpha()} - {"a", "A", "I"}
 
 
 def same_word(word: str, among: frozenset[str]) -> bool:
@@ -70,6 +78,25 @@ class Question:
             word for i in range(len(found) - 1) if (found[i], found[i + 1]) == ("how", "many")
             for word in found[i + 2 : i + 4]
         )  # fmt: skip
+
+    def asks_for(self, name: str) -> bool:
+        """A chain may start with this name ("x = 42"): the prompt names no letter at all ("What is
+        6 x 7?"), or the name is the one letter the asking sentence names and asks the value of
+        ("If 2x + 1 = 25, what is x?", "Find w.", "Solve for b"). Where it names two ("If x + y =
+        50 ..., what is x?"), asks a count or a sum ("How many integers n ...?", "the sum of the
+        roots x"), or names letters elsewhere only, a name is no proof of what the value is."""
+        if not _letters(self.prompt):
+            return True
+        said = _letters(self.asking_sentence)
+        words = "".join(" " if char in "?,.:;" else char for char in self.asking_sentence).split()
+        asked = {words[i] for i in range(1, len(words)) if words[i - 1].lower() in _ASKING_FOR_A_VALUE}
+        counts = "how many" in self.asking_sentence.lower()
+        return said == {name} and name in asked and not counts
+
+    @cached_property
+    def asking_words(self) -> frozenset[str]:
+        """The asking sentence's words and numbers, lower-cased."""
+        return frozenset(words(self.asking_sentence))
 
     @cached_property
     def asking_sentence(self) -> str:

@@ -233,19 +233,20 @@ class MathExpressionsGrammar:
         if equality is Equality.EQUAL and (
             statement.form is None
             or statement.form != reference.form
-            or not self._links_hold(statement, names, timeout_s)
+            or not self._links_hold(statement, names, question, timeout_s)
         ):
             return Equality.UNPROVEN  # another form of the value, or a link unproven: the judge's
         return equality
 
-    def _links_hold(self, statement: Statement, names: list[str], timeout_s: float) -> bool:
-        """Every link is a name (the reference's own, where it names one; not a variable of the
-        final value) or proven equal to the final."""
+    def _links_hold(self, statement: Statement, names: list[str], question: Question, timeout_s: float) -> bool:
+        """Every link is a name (the reference's own where it names one, else the one the question
+        asks for; not a variable of the final value) or proven equal to the final."""
         named = {"".join(name.split()) for name in names}
         final_letters = _symbols(statement.final)[0]
         for link in statement.links:
             if _is_name(link):
-                if (named and "".join(link.split()) not in named) or link.strip()[0] in final_letters:
+                written = "".join(link.split())
+                if (written not in named if named else not question.asks_for(written)) or written[0] in final_letters:
                     return False  # another name, or a variable of the value itself ("x = 4x")
             elif not math_equal(statement.final, link, timeout_s):
                 return False

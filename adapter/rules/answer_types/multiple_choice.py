@@ -30,10 +30,13 @@ _OPTION_LETTERS = frozenset("ABCDEFGHIJ")
 
 
 def _letters_mean_options(letters: set[str], question: Question, options: dict[str, str]) -> bool:
-    """Letters written alone name options: no option's text is itself an option letter ("(B) G"
-    among notes), and "I" is no Roman numeral of the prompt's."""
-    if any(len(text) == 1 and text in _OPTION_LETTERS for text in options.values()):
-        return False
+    """Letters written alone name options: none of them is a word of an option's text ("(B) G"
+    among notes, "(A) Vitamin B"), and "I" is no Roman numeral of the prompt's."""
+    texts = [text.split() for text in options.values()]
+    if any(text in ([letter] for letter in _OPTION_LETTERS) for text in texts) or any(
+        letter in text for text in texts for letter in letters
+    ):
+        return False  # "(A) A (B) G" among notes: "B" may be a note; "(A) Vitamin B": the vitamin
     words = "".join(char if char.isalnum() else " " for char in question.prompt).split()
     return "I" not in letters or "II" not in words
 
@@ -68,8 +71,8 @@ class MultipleChoiceGrammar:
             return letters if len(letters) == len(written) and _letters_mean_options(letters, question, options) else None
         texts = _tokens(reading, "OPTION_TEXT")
         if form == "option_text":
-            if _may_be_a_position(texts[0], options):
-                return None
+            if _may_be_a_position(texts[0], options) or set(fold(texts[0]).split()) & _OPTION_LETTERS:
+                return None  # "4" may count the options; "B only" may name option B
             named = {letter for letter, option in options.items() if same_text(texts[0], option)}
             return named if len(named) == 1 else None
         (letter,) = letters  # letter_then_text, text_then_letter

@@ -220,14 +220,6 @@ def _in_dollars(question: Question) -> bool:
     )
 
 
-def _names_the_unknown(name: str, question: Question) -> bool:
-    """A chain's name ("x = 42") is the one letter the asking sentence names ("If 2x + 1 = 25, what
-    is x?"): where it names two ("If x + y = 50 ..., what is x?") no name is proof of which."""
-    letters = {word for word in question.asking_sentence.replace("?", " ").replace(",", " ").split()
-               if len(word) == 1 and word.isalpha()} - {"a", "A", "I"}  # fmt: skip
-    return letters == {name}
-
-
 class NumberGrammar:
     """NUMBER: see the module docstring."""
 
@@ -273,7 +265,7 @@ class NumberGrammar:
         while value.data == "chain":
             link, slot = _trees(value)
             if link.data == "name":
-                if question is not None and not _names_the_unknown(str(_tokens(link)[0]), question):
+                if question is not None and not question.asks_for(str(_tokens(link)[0])):
                     return None
                 links.append(None)
             else:

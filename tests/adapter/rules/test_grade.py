@@ -127,7 +127,7 @@ def test_rel_tol_says_which_references_are_rounded():
     ],
 )
 def test_math_expressions(completion, answer, reward):
-    assert grade("q", completion, answer, "MATH_EXPRESSIONS").reward == reward
+    assert grade("Simplify.", completion, answer, "MATH_EXPRESSIONS").reward == reward
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,8 @@ SETTINGS = RuleSettings()
 # Derandomized: the same examples on every run (a CI run fails or passes for the code, not the draw).
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 # The question allows every slot the grammar has: a unit it asks for, "$" and "%".
-# The words a "the cost of apples is \\boxed{...}" subject uses are the questions' own.
-NUMBER_QUESTION = "How many apples, in $ or as a percent, did Bob's 3 friends pick? (the remaining cost of apples)"
+# The words a subject uses are the asking sentence's own.
+NUMBER_QUESTION = "How many apples, in $ or as a percent (the remaining cost of apples), did Bob's 3 friends pick?"
 CHOICE_QUESTION = "Which is red (Bob's remaining cost of apples)? (A) blood (B) sky (C) grass (D) sea"
 TEXT_QUESTION = "Which city is the capital of France (Bob's remaining cost of apples)?"
 # What a policy might put before a value to hedge it, or after it.

@@ -312,7 +312,7 @@ def test_math_expressions_grammar(reference, text, read):
     ],
 )
 def test_math_expressions_proof(reference, text, equality):
-    question = _question("q", reference)
+    question = _question("Simplify.", reference)
     answer = _read(MATH, text, question)
     assert answer is not None and MATH.compare(answer, question, 5.0) is equality
 
