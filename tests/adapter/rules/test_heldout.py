@@ -22,6 +22,13 @@ PAID_AS_STATED = {
     "grammar_adversarial_3.jsonl": {f"adv3_hedge_sentence_above_{i:02d}" for i in range(1, 8)}
     | {"adv3_conditional_unresolved_01", "adv3_conditional_unresolved_03", "adv3_meta_disclaimer_above_03",
        "adv3_meta_disclaimer_above_05", "adv3_mc_option_text_is_letter_02", "adv3_mc_option_text_is_letter_06"},
+    # The reference as written, meant otherwise: "2,500" and "1.000" read in English notation (the
+    # completion meant a decimal comma), "1.30" meaning 1 h 30 min, "Nobody" meaning no one, the
+    # option's own text ("Pacific") after a look at another quiz item.
+    "grammar_adversarial_4.jsonl": {f"adv4_decimal_comma_european_{i:02d}" for i in range(1, 6)}
+    | {f"adv4_text_nonanswer_reference_{i:02d}" for i in range(1, 4)}
+    | {f"adv4_time_hhmm_as_decimal_{i:02d}" for i in range(1, 4)}
+    | {"adv4_mc_fewshot_options_confusion_04"},
 }  # fmt: skip
 
 
