@@ -1,6 +1,6 @@
 # Every target runs in the project's own environment (.venv, made by scripts/setup.sh), never in
-# the Python that runs make. JUDGE_VLLM_VENV=path uses another folder. A target needs one part of
-# it (scripts/setup.sh eval, server or test), installed on first use: the stamp setup leaves.
+# the Python that runs make. JUDGE_VLLM_VENV=path uses another folder. A target installs the part of
+# it that it needs on first use (scripts/setup.sh eval, server or test: the stamp each part leaves).
 VENV ?= $(or $(JUDGE_VLLM_VENV),.venv)
 PYTHON := $(VENV)/bin/python
 export JUDGE_VLLM_VENV := $(VENV)
