@@ -100,7 +100,7 @@ def test_with_no_judge_the_demo_installs_vllm_and_prepares_one_but_no_trainer(tm
     steps = _dry_run("scripts/demo.sh", tmp_path, JUDGE_DEMO_PORT=str(_free_port()))
 
     asked = _installed(steps)
-    assert {"[eval]", "[cpu]", "[models]"} <= asked
+    assert {"[eval]", "[models]"} <= asked and asked & {"[cpu]", "[gpu]"}  # the vLLM for this machine
     assert not asked & (TRAINERS | {"[dev]", "[trl]"})
     assert [s.split("adapter.cli ")[1].split(" --")[0] for s in _prepares_or_serves(steps)] == [
         "model prepare qwen2.5-coder-1.5b",
