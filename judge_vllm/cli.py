@@ -174,14 +174,18 @@ def package_version() -> str:
         return "unknown (not installed: pip install -e .)"
 
 
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 def _model(args: argparse.Namespace, extra: list[str]) -> int:
-    print(prepare_model(args.name, args.models_dir))
+    print(prepare_model(args.name, args.models_dir, _say))
     return 0
 
 
 def _serve(args: argparse.Namespace, extra: list[str]) -> int:
     options = launcher.ServeOptions(
-        model=prepare_model(args.model, args.models_dir),
+        model=prepare_model(args.model, args.models_dir, _say),
         served_model_name=args.served_model_name or Path(args.model).name,
         host=args.host,
         port=args.port,

