@@ -129,7 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.ties", description=__doc__.split("\n\n")[0])
     parser.add_argument("scores", nargs="+", type=Path, help="judge-eval runs' scores.jsonl")
     parser.add_argument(
-        "--tolerance", type=float, default=TOLERANCE, help="rewards this close are a tie (default: %(default)g)"
+        "--tolerance",
+        type=float,
+        default=TOLERANCE,
+        help="rewards this close are a tie (default: %(default)g)",
     )
     args = parser.parse_args(argv)
     named = []
