@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adapter import JudgeRewardSystem
+from adapter.observability.shadow_audit import MAX_PENDING
 from eval.bench_long_batch import fake_judge_process
 
 __all__ = ["END", "START", "audit_rows", "section", "shadow_audit_cost"]
@@ -143,7 +144,9 @@ def section(off: list[Run], on: list[Run], n: int, command: str, machine: str) -
     audited = (
         f"Over the runs with the audit on: {counts['on']['sampled']:,.0f} rule-decided rewards sampled, "
         f"{counts['on']['judged']:,.0f} judged in the background, {counts['on']['over_budget']:,.0f} dropped "
-        f"over the budget, {counts['on']['failed']:,.0f} failed; off: {counts['off']['sampled']:,.0f} sampled. "
+        f"over the budget or past the backlog (at most {MAX_PENDING} rows waiting for the judge: a "
+        "`reward_batch` offers its rule rows faster than the judge answers), "
+        f"{counts['on']['failed']:,.0f} failed; off: {counts['off']['sampled']:,.0f} sampled. "
         f"Each `reward_batch` held {counts['on']['rule_rows'] / len(on):,.0f} rows the rule decided and "
         f"{counts['on']['judge_rows'] / len(on):,.0f} the judge did."
     )

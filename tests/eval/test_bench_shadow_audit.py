@@ -15,7 +15,7 @@ def test_half_the_rows_are_the_rules_and_every_one_is_audited_at_rate_one(monkey
     assert on[0]["over_budget"] == on[0]["failed"] == 0
     text = section(off, on, 20, "judge-bench --shadow-audit", "x86_64, 2 CPU cores, no GPU")
     assert text.startswith(bench_shadow_audit.START) and text.endswith(bench_shadow_audit.END)
-    assert "20 judged in the background, 0 dropped over the budget, 0 failed" in text
+    assert "20 judged in the background, 0 dropped over the budget or past the backlog" in text
 
 
 def test_rows_alternate_rule_and_judge():
