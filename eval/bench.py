@@ -9,7 +9,8 @@
 (j) with ``--judgment-log``: (c) with and without a judgment log at rate 1.0;
 (k) with ``--groups``: each group mode's judge requests, time, tokens and prefix-cache hits per
     GRPO group of 8 and 16 on a running judge (``--judge-url``);
-(l) with ``--long-batch``: batches of long completions at a timeout against the fake judge.
+(l) with ``--long-batch``: batches of long completions at a timeout against the fake judge;
+(q) with ``--shadow-audit``: the latency the shadow audit adds to a reward (``shadow_rate`` 1.0 vs off).
 Results go to ``docs/BENCHMARKS.md``. This machine is noisy: compare ratios, not seconds.
 """
 
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 import httpx
 
 from adapter import JudgeRewardSystem
-from eval import bench_groups, bench_judgment_log, bench_long_batch, bench_replicas
+from eval import bench_groups, bench_judgment_log, bench_long_batch, bench_replicas, bench_shadow_audit
 from eval.bench_overhead import overhead, overhead_section
 from judge_prompts import render_prompt
 from judge_vllm import launcher
@@ -397,6 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--kb", type=float, default=15.0, help="with --long-batch: KB per completion")
     parser.add_argument(
+        "--shadow-audit",
+        action="store_true",
+        help="only (q): rewards with the shadow audit off and at shadow_rate 1.0, against the fake judge",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=10.0, help="with --long-batch: the reward timeout (s)"
     )
     return parser
@@ -413,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         return _groups(args)
     if args.long_batch:
         return _long_batch(args, argv)
+    if args.shadow_audit:
+        return _shadow_audit(args, argv)
     report = run(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)
@@ -460,6 +468,17 @@ def _long_batch(args: argparse.Namespace, argv: list[str] | None) -> int:
     command = " ".join(["judge-bench", *(sys.argv[1:] if argv is None else argv)])
     text = bench_long_batch.section(runs, stages, args.kb, args.timeout, command)
     bench_replicas.write_section(args.out, text, bench_long_batch.START, bench_long_batch.END)
+    print(text)
+    return 0
+
+
+def _shadow_audit(args: argparse.Namespace, argv: list[str] | None) -> int:
+    n = min(args.overhead_items, 2000)
+    off, on = bench_shadow_audit.shadow_audit_cost(n, args.repeats)
+    command = " ".join(["judge-bench", *(sys.argv[1:] if argv is None else argv)])
+    machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, no GPU"
+    text = bench_shadow_audit.section(off, on, n, command, machine)
+    bench_replicas.write_section(args.out, text, bench_shadow_audit.START, bench_shadow_audit.END)
     print(text)
     return 0
 
