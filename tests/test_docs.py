@@ -70,6 +70,7 @@ NOT_RUN = {
     "judge-eval --data eval/data/sample.jsonl --config /tmp/q15.yaml": "the 1.5B judge's profile measurement: three profiles x two strategies (its heredoc config loads below)",
     "judge-eval --data eval/data/adversarial.jsonl --config /tmp/q15.yaml": "the same measurement on the adversarial rows",
     "judge-eval --data eval/data/grammar_adversarial.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's blind adversarial rows (two profiles x two strategies)",
+    "judge-eval --data eval/data/grammar_adversarial_4.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's fourth blind round (two profiles x two strategies)",
     "judge-eval --data labelled.jsonl --config configs/reward.yaml --out eval_out --calibrate": "a curve fitted on the contract model's noise pays everything and is refused (exit 2); tests/eval/test_calibration_fit.py fits on scores with signal",
     "judge-eval --data eval/data/trajectories.jsonl --judge-url http://localhost:8888": "36 long trajectories on the contract model: past the reward timeout on a busy 2-core CI machine most fall back (exit 3); docs/trajectories.md's figures are the 1.5B judge's",
     "judge-eval --data eval/data/trajectories.jsonl --config /tmp/traj-": "the 1.5B judge's trajectory measurement, one line per view (its heredoc configs load below)",
