@@ -22,7 +22,6 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
 
 from adapter import JudgeRewardSystem
 from adapter.observability.shadow_audit import MAX_PENDING
@@ -81,7 +80,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _one_run(url: str, n: int, shadow_rate: float, offset: int) -> Run:
-    config: dict[str, Any] = {
+    config: dict[str, object] = {
         "judge_url": url,
         "strategy": "cascade",
         "use_cache": False,
@@ -113,7 +112,10 @@ def _one_run(url: str, n: int, shadow_rate: float, offset: int) -> Run:
         "judge_p99_ms": _pct(judge_lat, 99) * 1e3,
         "rule_rows": sources.count("rule"),
         "judge_rows": sources.count("judge"),
-        **{key: float(audit[key]) for key in COUNTS},
+        "sampled": float(audit["sampled"]),
+        "judged": float(audit["judged"]),
+        "over_budget": float(audit["over_budget"]),
+        "failed": float(audit["failed"]),
     }
 
 

@@ -24,7 +24,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,6 +33,18 @@ __all__ = ["TieStats", "main", "tie_stats", "ties_markdown"]
 
 JUDGED = frozenset({"judge"})
 TOLERANCE = 1e-6
+
+
+class ScoreRow(BaseModel):
+    """The fields of a ``scores.jsonl`` line that ties are read from."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    prompt: str
+    answer: str
+    label: float | None = None
+    judge: float | None = None
+    judge_source: str | None = None
 
 
 class TieStats(BaseModel):
@@ -56,16 +67,15 @@ class TieStats(BaseModel):
         return tied / pairs if pairs else None
 
 
-def _groups(rows: Iterable[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+def _groups(rows: Iterable[ScoreRow]) -> list[list[ScoreRow]]:
+    groups: dict[tuple[str, str], list[ScoreRow]] = {}
     for row in rows:
-        groups.setdefault((str(row["prompt"]), str(row["answer"])), []).append(row)
+        groups.setdefault((row.prompt, row.answer), []).append(row)
     return [g for g in groups.values() if len(g) >= 2]
 
 
-def _correct(row: Mapping[str, Any]) -> bool | None:
-    label = row.get("label")
-    return None if label is None else float(label) >= THRESHOLD
+def _correct(row: ScoreRow) -> bool | None:
+    return None if row.label is None else row.label >= THRESHOLD
 
 
 def _distinct(values: Iterable[float], tolerance: float) -> int:
@@ -74,25 +84,26 @@ def _distinct(values: Iterable[float], tolerance: float) -> int:
     return sum(1 for k, v in enumerate(ordered) if k == 0 or v - ordered[k - 1] > tolerance)
 
 
-def tie_stats(rows: Sequence[Mapping[str, Any]], tolerance: float = TOLERANCE) -> TieStats:
-    """The ties of ``rows`` (``scores.jsonl`` lines: prompt, answer, label, judge, judge_source)."""
+def tie_stats(lines: Sequence[Mapping[str, object]], tolerance: float = TOLERANCE) -> TieStats:
+    """The ties of ``lines`` (``scores.jsonl`` lines: prompt, answer, label, judge, judge_source)."""
+    rows = [ScoreRow.model_validate(line) for line in lines]
     groups = _groups(rows)
     pairs = tied = judged_pairs = judged_tied = mixed_pairs = mixed_tied = 0
     for group in groups:
         for a, b in combinations(group, 2):
-            if a.get("judge") is None or b.get("judge") is None:
+            if a.judge is None or b.judge is None:
                 continue
-            same = abs(a["judge"] - b["judge"]) <= tolerance
+            same = abs(a.judge - b.judge) <= tolerance
             pairs += 1
             tied += same
-            if a.get("judge_source") in JUDGED and b.get("judge_source") in JUDGED:
+            if a.judge_source in JUDGED and b.judge_source in JUDGED:
                 judged_pairs += 1
                 judged_tied += same
             ca, cb = _correct(a), _correct(b)
             if ca is not None and cb is not None and ca != cb:
                 mixed_pairs += 1
                 mixed_tied += same
-    judged = [r["judge"] for r in rows if r.get("judge_source") in JUDGED and r.get("judge") is not None]
+    judged = [r.judge for r in rows if r.judge_source in JUDGED and r.judge is not None]
     return TieStats(
         groups=len(groups),
         pairs=pairs,
