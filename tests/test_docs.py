@@ -74,6 +74,7 @@ NOT_RUN = {
     "judge-eval --data labelled.jsonl --config configs/reward.yaml --out eval_out --calibrate": "a curve fitted on the contract model's noise pays everything and is refused (exit 2); tests/eval/test_calibration_fit.py fits on scores with signal",
     "judge-eval --data eval/data/trajectories.jsonl --judge-url http://localhost:8888": "36 long trajectories on the contract model: past the reward timeout on a busy 2-core CI machine most fall back (exit 3); docs/trajectories.md's figures are the 1.5B judge's",
     "judge-eval --data eval/data/trajectories.jsonl --config /tmp/traj-": "the 1.5B judge's trajectory measurement, one line per view (its heredoc configs load below)",
+    "judge-eval --data eval/data/trajectories_fresh.jsonl --config /tmp/traj-fresh": "the 1.5B judge on the fresh trajectories, one line per view",
     "judge-eval --data eval/data/sample.jsonl --config out/dtype/judge.yaml": "the 1.5B judge's dtype measurement on a server per dtype (BENCHMARKS (p))",
     "python -m eval.ties out/dtype/": "reads the dtype runs' scores (tests/eval/test_ties.py runs eval.ties)",
     "judge-vllm audit --judge-url http://127.0.0.1:8890": "the probe against the 1.5B judge, one config per line (the e2e tier runs judge-vllm audit on the contract judge)",
