@@ -49,13 +49,14 @@ def test_works_outside_the_main_thread():
 @pytest.mark.slow
 def test_8_threads_x_200_calls_match_single_threaded():
     calls = [SYMBOLIC[i % len(SYMBOLIC)] for i in range(200)]
-    single = [grade("q", c, a, "MATH_EXPRESSIONS").reward for c, a in calls]
+    single = [grade("Simplify.", c, a, "MATH_EXPRESSIONS").reward for c, a in calls]
     with ThreadPoolExecutor(8) as pool:
         outputs = list(
-            pool.map(lambda _: [grade("q", c, a, "MATH_EXPRESSIONS").reward for c, a in calls], range(8))
+            pool.map(lambda _: [grade("Simplify.", c, a, "MATH_EXPRESSIONS").reward for c, a in calls], range(8))
         )
     assert all(out == single for out in outputs)
-    assert single[:8] == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0]  # a set is outside the grammar
+    # a set is outside the grammar; a prompt that names no letter lets "x = 2" state 2
+    assert single[:8] == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
 
 
 def test_slow_sympy_work_times_out_with_a_defined_reward_and_no_leaked_thread():
