@@ -23,7 +23,7 @@ from adapter.observability.judgment_log import JudgmentLogCounts
 from eval.soak import _rss_mb
 from judge_vllm import launcher
 
-__all__ = ["overhead", "overhead_section"]
+__all__ = ["latencies", "overhead", "overhead_section", "percentile"]
 
 
 @contextmanager
@@ -65,12 +65,12 @@ def overhead(n: int, memory_requests: int, extra_config: dict[str, object] | Non
             started = time.perf_counter()
             rs.reward_batch(items[100:])
             hit_batch_rate = (n - 100) / (time.perf_counter() - started)
-            hit_lat = _latencies(lambda i: rs.reward(**items[100 + i % (n - 100)]), 2000)
+            hit_lat = latencies(lambda i: rs.reward(**items[100 + i % (n - 100)]), 2000)
         with _system({**config, "use_cache": False, "batch_wait": 0.0}, logs) as rs:
-            adapter_lat = _latencies(lambda i: rs.reward(**items[i % n]), 1000)
+            adapter_lat = latencies(lambda i: rs.reward(**items[i % n]), 1000)
         with httpx.Client(base_url=url) as raw:
             body = {"model": "fake-judge", "messages": [{"role": "user", "content": "x"}]}
-            raw_lat = _latencies(lambda i: raw.post("/v1/chat/completions", json=body), 1000)
+            raw_lat = latencies(lambda i: raw.post("/v1/chat/completions", json=body), 1000)
         with _system({**config, "use_cache": False}, logs) as rs:
             rs.reward_batch(items[:1000])
             before = _rss_mb()
@@ -84,9 +84,9 @@ def overhead(n: int, memory_requests: int, extra_config: dict[str, object] | Non
         "miss_rate": miss_rate,
         "hit_batch_rate": hit_batch_rate,
         "hit_p50_us": statistics.median(hit_lat) * 1e6,
-        "hit_p99_us": _pct(hit_lat, 99) * 1e6,
+        "hit_p99_us": percentile(hit_lat, 99) * 1e6,
         "added_p50_ms": (statistics.median(adapter_lat) - statistics.median(raw_lat)) * 1e3,
-        "added_p99_ms": (_pct(adapter_lat, 99) - _pct(raw_lat, 99)) * 1e3,
+        "added_p99_ms": (percentile(adapter_lat, 99) - percentile(raw_lat, 99)) * 1e3,
         "raw_p50_ms": statistics.median(raw_lat) * 1e3,
         "rss_growth_mb": rss_growth,
         "memory_requests": memory_requests,
@@ -96,7 +96,7 @@ def overhead(n: int, memory_requests: int, extra_config: dict[str, object] | Non
     }
 
 
-def _latencies(call: Callable[[int], object], n: int) -> list[float]:
+def latencies(call: Callable[[int], object], n: int) -> list[float]:
     out = []
     for i in range(n):
         started = time.perf_counter()
@@ -105,7 +105,7 @@ def _latencies(call: Callable[[int], object], n: int) -> list[float]:
     return out
 
 
-def _pct(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 
 from adapter import JudgeRewardSystem
 from adapter.observability.shadow_audit import MAX_PENDING
 from eval.bench_long_batch import fake_judge_process
+from eval.bench_overhead import latencies, percentile
 
 __all__ = ["END", "START", "audit_rows", "section", "shadow_audit_cost"]
 
@@ -65,20 +65,6 @@ def audit_rows(n: int, offset: int = 0) -> list[dict[str, str]]:
     return rows
 
 
-def _latencies(call: Callable[[int], object], n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        started = time.perf_counter()
-        call(i)
-        out.append(time.perf_counter() - started)
-    return out
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
-
-
 def _one_run(url: str, n: int, shadow_rate: float, offset: int) -> Run:
     config: dict[str, object] = {
         "judge_url": url,
@@ -98,8 +84,8 @@ def _one_run(url: str, n: int, shadow_rate: float, offset: int) -> Run:
         started = time.perf_counter()
         results = rs.reward_batch(rows)
         batch_rate = n / (time.perf_counter() - started)
-        rule_lat = _latencies(lambda i: rs.reward(**rule_rows[i % len(rule_rows)]), LATENCY_CALLS)
-        judge_lat = _latencies(lambda i: rs.reward(**judge_rows[i % len(judge_rows)]), LATENCY_CALLS)
+        rule_lat = latencies(lambda i: rs.reward(**rule_rows[i % len(rule_rows)]), LATENCY_CALLS)
+        judge_lat = latencies(lambda i: rs.reward(**judge_rows[i % len(judge_rows)]), LATENCY_CALLS)
     finally:
         rs.close()  # waits for the audit's judgments still in flight
     audit = rs.get_metrics()["shadow_audit"]
@@ -107,9 +93,9 @@ def _one_run(url: str, n: int, shadow_rate: float, offset: int) -> Run:
     return {
         "batch_rate": batch_rate,
         "rule_p50_ms": statistics.median(rule_lat) * 1e3,
-        "rule_p99_ms": _pct(rule_lat, 99) * 1e3,
+        "rule_p99_ms": percentile(rule_lat, 99) * 1e3,
         "judge_p50_ms": statistics.median(judge_lat) * 1e3,
-        "judge_p99_ms": _pct(judge_lat, 99) * 1e3,
+        "judge_p99_ms": percentile(judge_lat, 99) * 1e3,
         "rule_rows": sources.count("rule"),
         "judge_rows": sources.count("judge"),
         "sampled": float(audit["sampled"]),

@@ -60,7 +60,7 @@ def test_the_steps_add_up_to_the_episodes_reward_and_the_turns_never_to_more_tha
     unjudged = max(0, len(scores) - max_steps)  # what the reward's own judgment leaves unjudged
     aggregate_of_reward = aggregate_scores([None] * unjudged + scores[unjudged:], process, unjudged)
     # the turns are paid what the reward's process mix takes off a right outcome of score 1
-    assert 1.0 + sum(paid) == pytest.approx(right_only(1.0, aggregate_of_reward, weight), abs=1e-9)
+    assert sum(paid) + 1.0 == pytest.approx(right_only(1.0, aggregate_of_reward, weight), abs=1e-9)
     reward = right_only(outcome, aggregate_of_reward, weight)
     assert sum(paid) + turns.rest(reward) == pytest.approx(reward, abs=1e-9)
     if outcome < 0.5:  # a wrong outcome: whatever its turns, its steps add up to outcome x (1 - weight)
