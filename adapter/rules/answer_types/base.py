@@ -32,10 +32,14 @@ def words(text: str) -> list[str]:
     return "".join(c.lower() if c.isascii() and c.isalnum() else " " for c in text).split()
 
 
+def _tokens(text: str) -> list[str]:
+    """The text's runs between spaces and punctuation ("?,.:;()"), as written."""
+    return "".join(" " if char in "?,.:;()" else char for char in text).split()
+
+
 def _letters(text: str) -> set[str]:
     """The single letters that stand as words in ``text`` (the names of unknowns), but "a" and "I"."""
-    said = "".join(" " if char in "?,.:;()" else char for char in text).split()
-    return {word for word in said if len(word) == 1 and word.isalpha()} - {"a", "A", "I"}
+    return {token for token in _tokens(text) if len(token) == 1 and token.isalpha()} - {"a", "A", "I"}
 
 
 def same_word(word: str, among: frozenset[str]) -> bool:
@@ -81,17 +85,16 @@ class Question:
 
     def asks_for(self, name: str) -> bool:
         """A chain may start with this name ("x = 42"): the prompt names no letter at all ("What is
-        6 x 7?"), or the name is the one letter the asking sentence names and asks the value of
+        6 times 7?"), or the name is the one letter the asking sentence names and asks the value of
         ("If 2x + 1 = 25, what is x?", "Find w.", "Solve for b"). Where it names two ("If x + y =
         50 ..., what is x?"), asks a count or a sum ("How many integers n ...?", "the sum of the
         roots x"), or names letters elsewhere only, a name is no proof of what the value is."""
         if not _letters(self.prompt):
             return True
-        said = _letters(self.asking_sentence)
-        words = "".join(" " if char in "?,.:;" else char for char in self.asking_sentence).split()
-        asked = {words[i] for i in range(1, len(words)) if words[i - 1].lower() in _ASKING_FOR_A_VALUE}
+        tokens = _tokens(self.asking_sentence)
+        asked = {tokens[i] for i in range(1, len(tokens)) if tokens[i - 1].lower() in _ASKING_FOR_A_VALUE}
         counts = "how many" in self.asking_sentence.lower()
-        return said == {name} and name in asked and not counts
+        return _letters(self.asking_sentence) == {name} and name in asked and not counts
 
     @cached_property
     def asking_words(self) -> frozenset[str]:
