@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapter.rules.extraction.anchors import anchored_answer
+
 __all__ = ["MASTER_KEYS", "FormatIssue", "format_issue", "missing_answer", "uncommitted_answer"]
 
 # Normalised (lowercase, no punctuation, single spaces) openers that carry no answer.
@@ -111,6 +113,11 @@ def _spray(completion: str, answer: str) -> bool:
     return False
 
 
+def _one_candidate(committed: str | None) -> bool:
+    """Whether a marked answer names at most one number and at most one letter."""
+    return committed is not None and all(len(set(p.findall(committed))) <= 1 for p in (_NUMBER, _LETTER))
+
+
 def missing_answer(completion: str) -> FormatIssue | None:
     """Empty, punctuation only, or a known answer-free opener ("Let's think step by step.")."""
     stripped = completion.strip()
@@ -130,8 +137,10 @@ def missing_answer(completion: str) -> FormatIssue | None:
 
 
 def uncommitted_answer(completion: str, answer: str, needs_a_number: bool = False) -> FormatIssue | None:
-    """A spray of candidate answers, or no number at all where the answer type needs one."""
-    if _spray(completion.strip(), answer):
+    """A spray of candidate answers, or no number at all where the answer type needs one. A
+    completion whose marker, box or bold span names one candidate commits to it: a reasoning line
+    that lists divisors ("1, 2, 3, 6, 9, 18") above "The answer is: 6" is no spray."""
+    if _spray(completion.strip(), answer) and not _one_candidate(anchored_answer(completion)):
         return FormatIssue("answer_spray", "completion lists many candidate answers")
     if needs_a_number and not _DIGIT_OR_NUMBER_WORD.search(completion):
         return FormatIssue("no_final_answer", "a number is the answer, and the completion has none")

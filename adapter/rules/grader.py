@@ -8,7 +8,6 @@ import re
 from adapter.rules.answer_format import format_issue
 from adapter.rules.answer_types import GRAMMARS
 from adapter.rules.choice import gold_letters
-from adapter.rules.extraction.anchors import anchored_answer
 from adapter.rules.extraction.numbers import parse_number
 from adapter.rules.lookalikes import exponents_from_superscripts, fold_lookalikes
 from adapter.rules.proof import Proof, prove
@@ -43,15 +42,13 @@ def infer_answer_type(answer: str) -> str:
 
 def _format_gate(completion: str, answer: str, kind: str) -> RuleVerdict | None:
     """Reward 0 for a completion without a final answer where its type says so (``format_gated``):
-    empty, punctuation, answer-free openers, and sprays of candidates that commit to none (a spray
-    behind a marker is graded: the marked answer is then compared as a whole)."""
+    empty, punctuation, answer-free openers, and sprays of candidates that commit to none
+    (``answer_format.uncommitted_answer``: where a marker says what the answer is, only that)."""
     grammar = GRAMMARS[kind]
     if not grammar.format_gated:
         return None
     issue = format_issue(fold_lookalikes(completion), answer, grammar.needs_a_number)
     if issue is None:
-        return None
-    if issue.reason == "answer_spray" and anchored_answer(completion) is not None:
         return None
     return _verdict(0.0, issue.reason, issue.explanation, None)
 
