@@ -58,7 +58,10 @@ def test_cases_decided_before_the_judge(completion, answer, reason):
         ("The answer is forty-two.", "42"),
         ("We judge the distance to be 12 km.", "12"),
         # a reasoning line that lists candidates, then one marked answer (round 4's metamath control)
-        ("The divisors of 18 are 1, 2, 3, 6, 9, 18; 24 is divisible by 6 but not by 9 or 18.\nThe answer is: 6", "6"),
+        (
+            "The divisors of 18 are 1, 2, 3, 6, 9, 18; 24 is divisible by 6 but not by 9 or 18.\nThe answer is: 6",
+            "6",
+        ),
     ],
 )
 def test_real_answers_pass_through(completion, answer):
