@@ -100,11 +100,15 @@ def _answers(
 
 def _subject_asked(reading: Reading, question: Question) -> bool:
     """The subject's words are the asking sentence's ("the perimeter" answers no "What is its
-    area?", "Tom's age" no "What is Maria's age?"), and a count counts what "how many" asks ("the
-    number of packs" answers no "How many pens ...?")."""
+    area?", "Tom's age" no "What is Maria's age?"); a measure is the one the sentence names, in its
+    words ("the area of the square" answers no "What is the perimeter of a square whose area is
+    16?", "John's age" no "What is the age of John's father?"); and a count counts what "how many"
+    asks ("the number of packs" answers no "How many pens ...?"), or what the sentence names."""
     if not all(same_word(word, question.asking_words) for word in reading.subject):
         return False
-    return reading.counted is None or not question.counted or same_word(reading.counted, question.counted)
+    if reading.counted is not None and question.counted:
+        return same_word(reading.counted, question.counted)
+    return not reading.phrase or question.says(reading.phrase)
 
 
 def _one(answers: list[CanonicalAnswer]) -> CanonicalAnswer | None:

@@ -41,6 +41,9 @@ Form = Literal["marked", "sentence", "tagged", "bare"]
 _WRAPPERS = frozenset({"slot", "box", "boxed"})
 # The subject's words the question must hold (statement.lark: ``subject``).
 _QUESTIONS_WORDS = frozenset({"POSSESSIVE", "ASKED_QUALIFIER", "MEASURE", "SUBJECT_WORD"})
+_ARTICLES = frozenset({"the", "a", "an"})
+# The quantities that name what they are ("the sum", not "the answer", "the value of x").
+_COUNTS = frozenset({"number", "sum", "count"})
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,9 @@ class Reading:
     "It is in the south." above a final answer is prose, not another answer), whether a lead
     word ("So", "Thus") opens it, the words of its subject that must be the question's ("the
     area of the garden is \\boxed{12}": area, garden; a name's, a qualifier such as "original"),
-    and what a "number of" subject counts ("the number of packs is": packs)."""
+    the subject as the asking sentence must say it, in order, where it names a measure or a
+    count ("area of garden", "maria age", "number of packs"; ``Question.says``), and what a
+    "number of" subject counts ("the number of packs is": packs)."""
 
     form: Form
     boxed: bool
@@ -61,6 +66,7 @@ class Reading:
     weak: bool = False
     led: bool = False
     subject: tuple[str, ...] = ()
+    phrase: tuple[str, ...] = ()
     counted: str | None = None
 
     @property
@@ -138,13 +144,31 @@ def _reading(statement: Tree[Token], text: str) -> Reading:
     subject = tuple(
         str(t).lower().removesuffix("'s") for t in said if t.type in _QUESTIONS_WORDS
     )
+    phrase = _phrase(said)
     counted = next(
         (str(said[i + 2]).lower() for i in range(len(said) - 2)
          if said[i].type == "QUANTITY" and said[i + 1] == "of" and said[i + 2].type == "SUBJECT_WORD"),
         None,
     )  # fmt: skip
     return Reading(form=form, boxed=boxed or form == "sentence", value=value, text=span(value, text),
-                   source=text, weak=weak and not boxed, led=led, subject=subject, counted=counted)  # fmt: skip
+                   source=text, weak=weak and not boxed, led=led, subject=subject, phrase=phrase,
+                   counted=counted)  # fmt: skip
+
+
+def _phrase(said: list[Token]) -> tuple[str, ...]:
+    """A subject that names a measure, a count or a sum ("the area of the garden", "Maria's age",
+    "the number of packs", "the sum of the roots"), as the asking sentence must say it: its words from the name's or the
+    measure's on, without articles and the free qualifiers ("total"); empty for any other subject
+    ("the answer", "the value of x")."""
+    heads = [t for t in said if t.type in ("POSSESSIVE", "ASKED_QUALIFIER", "MEASURE", "QUANTITY")]
+    # the possessive comes first: "Maria's age" reads "maria age", as "What is Maria's age?" does
+    if not heads or not any(t.type == "MEASURE" or str(t).lower() in _COUNTS for t in heads):
+        return ()
+    start = said.index(heads[0])
+    return tuple(
+        str(t).lower().removesuffix("'s") for t in said[start:]
+        if t.type != "QUALIFIER" and str(t).lower() not in _ARTICLES
+    )  # fmt: skip
 
 
 def readings(value_grammar: str, text: str, start: str = "start") -> list[Reading]:

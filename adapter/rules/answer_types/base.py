@@ -22,6 +22,12 @@ from adapter.rules.statement import Reading
 __all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "grammar_file", "same_word", "words"]
 
 _ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
+# What opens the part of an asking sentence that names what it asks for (``Question.says``).
+_ASKS_FOR = frozenset({"what", "which", "find", "compute", "calculate", "determine", "evaluate"})
+_COPULAS = frozenset({"is", "was", "are", "were", "will", "would"})
+_NOT_IN_A_PHRASE = frozenset({"the", "a", "an", "s", "its", "their", "his", "her", "our", "your"}) | frozenset(
+    {"final", "total", "correct", "exact", "resulting", "current"}
+)  # the free qualifiers: statement.lark's QUALIFIER
 _SENTENCE_ENDS = (". ", "? ", "! ", "\n")
 # The words straight before a letter whose value a question asks for ("what is x", "find x").
 _ASKING_FOR_A_VALUE = frozenset({"is", "find", "for", "of", "compute", "determine", "evaluate"})
@@ -75,13 +81,13 @@ class Question:
 
     @cached_property
     def counted(self) -> frozenset[str]:
-        """What a "how many" question counts: the two words after it ("How many pens does ..."),
-        empty when it asks no "how many"."""
+        """What a "how many" question counts: the word after it ("How many pens does ..."; "more" in
+        "How many more apples than oranges", which no "number of" subject counts), empty when it
+        asks no "how many"."""
         found = words(self.prompt)
         return frozenset(
-            word for i in range(len(found) - 1) if (found[i], found[i + 1]) == ("how", "many")
-            for word in found[i + 2 : i + 4]
-        )  # fmt: skip
+            found[i + 2] for i in range(len(found) - 2) if (found[i], found[i + 1]) == ("how", "many")
+        )
 
     def asks_for(self, name: str) -> bool:
         """A chain may start with this name ("x = 42"): the prompt names no letter at all ("What is
@@ -100,6 +106,28 @@ class Question:
     def asking_words(self) -> frozenset[str]:
         """The asking sentence's words and numbers, lower-cased."""
         return frozenset(words(self.asking_sentence))
+
+    @cached_property
+    def _asked_part(self) -> list[str]:
+        """What the asking sentence asks for: its words after its first "what", "which", "find",
+        "compute", "calculate", "determine" or "evaluate" (and a verb straight after it), without
+        articles, pronouns, the free qualifiers and a name's "s"; empty when it opens with none."""
+        found = words(self.asking_sentence)
+        start = next((i + 1 for i, word in enumerate(found) if word in _ASKS_FOR), None)
+        if start is None:
+            return []
+        if start < len(found) and found[start] in _COPULAS:
+            start += 1
+        return [word for word in found[start:] if word not in _NOT_IN_A_PHRASE]
+
+    def says(self, phrase: tuple[str, ...]) -> bool:
+        """What the asking sentence asks for starts with ``phrase``, up to articles and plurals
+        ("the area of the garden" for "What is the area of the garden?"; not "the area of the
+        square" for "What is the perimeter of a square whose area is 16?")."""
+        asked = self._asked_part
+        return len(phrase) <= len(asked) and all(
+            same_word(word, frozenset({asked[k]})) for k, word in enumerate(phrase)
+        )
 
     @cached_property
     def asking_sentence(self) -> str:

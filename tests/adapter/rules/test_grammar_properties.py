@@ -28,10 +28,13 @@ SETTINGS = RuleSettings()
 # Derandomized: the same examples on every run (a CI run fails or passes for the code, not the draw).
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 # The question allows every slot the grammar has: a unit it asks for, "$" and "%".
-# The words a subject uses are the asking sentence's own.
-NUMBER_QUESTION = "How many apples, in $ or as a percent (the remaining cost of apples), did Bob's 3 friends pick?"
-CHOICE_QUESTION = "Which is red (Bob's remaining cost of apples)? (A) blood (B) sky (C) grass (D) sea"
-TEXT_QUESTION = "Which city is the capital of France (Bob's remaining cost of apples)?"
+# The words a subject uses are the asking sentence's own, and it asks for "the cost of apples"
+# (a generated subject it does not ask for, "Bob's cost", is left out: test_reward_hacks holds those).
+NUMBER_QUESTION = (
+    "What is the cost of apples, in $ or as a percent, or how many apples did Bob's 3 friends pick (the remaining cost)?"
+)
+CHOICE_QUESTION = "Which is the cost of apples, red (Bob's remaining cost)? (A) blood (B) sky (C) grass (D) sea"
+TEXT_QUESTION = "Which is the cost of apples, the capital of France (Bob's remaining cost)?"
 # What a policy might put before a value to hedge it, or after it.
 QUALIFIERS = ["about ", "not ", "approx. ", "roughly ", "at least ", "almost ", "maybe ", "~", "over ", "-"]
 AFTERTHOUGHTS = [" or 43", " (I think)", "?", " or so", ", roughly", " at most", " is wrong"]
@@ -86,6 +89,11 @@ def _answer(kind: str, prompt: str, text: str, reference: str) -> tuple[Reading,
     return read[0] if len({a.key for _, a in read}) == 1 and len(found) <= MAX_READINGS else None
 
 
+def _asks(prompt: str, reading: Reading) -> bool:
+    """Whether the question asks for what the reading's subject names (or it names nothing)."""
+    return not reading.phrase or bool(reading.counted) or Question(prompt, "0", SETTINGS).says(reading.phrase)
+
+
 def _exact(value: Fraction, percent: bool) -> str:
     number = str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
     return number + ("%" if percent else "")
@@ -112,6 +120,8 @@ def _number_statement() -> st.SearchStrategy[tuple[str, str, Reading]]:
     def stated(text: str) -> tuple[str, str, Reading] | None:
         found = _answer("NUMBER", NUMBER_QUESTION, text, "0")
         if found is None or found[0].value.data == "chain":
+            return None
+        if not _asks(NUMBER_QUESTION, found[0]):
             return None
         chain = found[1].detail
         final = chain.final  # type: ignore[attr-defined]
@@ -196,7 +206,7 @@ def test_words_after_the_value_are_never_paid(stated, afterthought):
 @given(_generated("MULTIPLE_CHOICE"), st.sampled_from(["A", "B", "C", "D"]))
 def test_a_generated_choice_is_paid_only_for_its_own_letter(text, reference):
     found = _answer("MULTIPLE_CHOICE", CHOICE_QUESTION, text, reference)
-    assume(found is not None)
+    assume(found is not None and _asks(CHOICE_QUESTION, found[0]))
     _, answer = found  # type: ignore[misc]
     assert _paid(CHOICE_QUESTION, text, reference, "MULTIPLE_CHOICE") == (answer.key == frozenset(reference))
 
@@ -206,6 +216,6 @@ def test_a_generated_choice_is_paid_only_for_its_own_letter(text, reference):
 def test_a_generated_text_is_paid_exactly_when_it_is_the_reference(text, reference):
     paid = _paid(TEXT_QUESTION, text, reference, "TEXT")
     found = readings(GRAMMARS["TEXT"].value_grammar, text)
-    assume(len(found) <= MAX_READINGS)
+    assume(len(found) <= MAX_READINGS and all(_asks(TEXT_QUESTION, r) for r in found))
     # A text is another text's answer only when it is that text: one reading of it suffices.
     assert paid == any(same_text(r.text, reference) for r in found), (text, reference)
