@@ -395,7 +395,6 @@ class BaseJudgeReward:
         """Every step before the judge (bad input, pre-checks, the cascade's rule, the cache):
         the reward when one decides it, else the request for the judge and its cache key. The
         sync API runs it in the caller's thread, the async one on the loop or an executor."""
-        self.shadow_audit.touch()
         request = self._steps.before_judge(built, budget)
         if isinstance(request, RewardResult):
             return request

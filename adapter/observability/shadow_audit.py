@@ -10,10 +10,9 @@ judge, and its verdict is recorded beside the rule's:
                           most ``max_calls_per_minute`` in any 60 s, at most ``MAX_PENDING``
                           waiting or out), else dropped and counted; the judgment handed to the
                           reward system's loop thread (``submit``), never waited for
-    _shadow(row)          on the loop, once the reward system is quiet (no reward started for
-                          ``QUIET_S``: between a trainer's reward bursts; at most ``MAX_DEFER_S``
-                          later), at most ``MAX_IN_FLIGHT`` at once: the judge's verdict through
-                          the reward system's one seam (cache, dispatcher, breaker), then ``_record``
+    _shadow(row)          on the loop, at most ``MAX_IN_FLIGHT`` at once: the judge's verdict
+                          through the reward system's one seam (cache, dispatcher, breaker),
+                          then ``_record``
     _record(row, verdict) counted by outcome, per grammar form (``answer_form``) and per
                           answer_type; a line in the judgment log with the completion; a form
                           whose "rule paid, judge rejected" share passes ``disagreement_rate``
@@ -80,10 +79,6 @@ MAX_IN_FLIGHT = 8
 # Shadow judgments waiting for a slot or out: past this a sampled row is dropped (counted).
 MAX_PENDING = 64
 BUDGET_PERIOD_S = 60.0
-# A shadow judgment waits until no reward has started for this long (``touch``), so its work on
-# the loop (and the GIL) never runs beside a reward; after MAX_DEFER_S it runs anyway.
-QUIET_S = 0.05
-MAX_DEFER_S = 2.0
 # The example a warning shows: the completion's end, where its final statement is.
 EXAMPLE_CHARS = 200
 
@@ -215,7 +210,6 @@ class ShadowAudit:
         self._tasks: set[asyncio.Task[object]] = set()
         self._slots: asyncio.Semaphore | None = None  # made on the loop, at the first judgment
         self._pending = 0
-        self._last_reward = 0.0  # time.monotonic() when the last reward started (``touch``)
         self.sampled = 0
         self.sent = 0
         self.over_budget = 0
@@ -239,10 +233,6 @@ class ShadowAudit:
         return self.settings.shadow_rate > 0.0 and self.settings.max_calls_per_minute > 0
 
     # -- the reward's thread -------------------------------------------------------------
-
-    def touch(self) -> None:
-        """A reward has started: shadow judgments wait until the rewards pause (``QUIET_S``)."""
-        self._last_reward = time.monotonic()
 
     def overrules(self, completion: str) -> bool:
         """``on_disagreement: judge``: whether ``completion``'s form warned, so the judge decides it."""
@@ -285,7 +275,6 @@ class ShadowAudit:
         failed = True
         self._slots = self._slots or asyncio.Semaphore(MAX_IN_FLIGHT)
         try:
-            await self._quiet()
             async with self._slots:
                 outcome = await self._judge(row.request)
             if isinstance(outcome, Verdict):
@@ -299,12 +288,6 @@ class ShadowAudit:
             if task is not None:
                 self._tasks.discard(task)
             self._done(failed)
-
-    async def _quiet(self) -> None:
-        """Until no reward has started for QUIET_S, or MAX_DEFER_S have passed."""
-        deadline = time.monotonic() + MAX_DEFER_S
-        while (now := time.monotonic()) < deadline and (wait := self._last_reward + QUIET_S - now) > 0:
-            await asyncio.sleep(min(wait, deadline - now))
 
     def _done(self, failed: bool) -> None:
         with self._lock:

@@ -162,26 +162,6 @@ def test_a_reward_is_returned_before_its_shadow_judgment(tmp_path):
     assert rs.get_metrics()["shadow_audit"]["failed"] == 1
 
 
-def test_shadow_judgments_wait_while_rewards_keep_starting(tmp_path, monkeypatch):
-    # No shadow judgment runs beside a reward (its loop work would take the GIL from the trainer's
-    # thread): it waits until no reward has started for QUIET_S, and at most MAX_DEFER_S.
-    monkeypatch.setattr("adapter.observability.shadow_audit.QUIET_S", 0.5)
-    with JudgeRewardSystem(_config(tmp_path), backend=FakeBackend()) as rs:
-        first = rs.reward(**_items([_marked(1)])[0])
-        for k in range(2, 8):  # rewards keep starting, each well within QUIET_S of the last
-            rs.reward(**_items([_marked(k)])[0])
-        assert first["reason"] == "cascade"
-        assert rs.get_metrics()["shadow_audit"]["sent"] == 7
-        assert rs.get_metrics()["shadow_audit"]["judged"] == 0  # still waiting: rewards were starting
-        _wait_judged(rs, 7)  # then the pause comes, and every one is judged
-
-    monkeypatch.setattr("adapter.observability.shadow_audit.QUIET_S", 3600.0)
-    monkeypatch.setattr("adapter.observability.shadow_audit.MAX_DEFER_S", 0.2)
-    with JudgeRewardSystem(_config(tmp_path), backend=FakeBackend()) as rs:
-        rs.reward(**_items([_marked(1)])[0])
-        _wait_judged(rs, 1)  # a reward system that is never quiet still audits, MAX_DEFER_S later
-
-
 def test_on_disagreement_judge_sends_a_flagged_forms_rows_to_the_judge(tmp_path):
     config = _config(tmp_path, on_disagreement="judge")
     with JudgeRewardSystem(config, backend=RejectsBoxes()) as rs:
