@@ -102,7 +102,6 @@ _ADDRESSED = re.compile(
     r"|\bverdict (?:for|on|of) (?:this|the)\b"
     rf"|{_LINE_START}(?:final )?(?:verdict|judge?ment)[*_]*\s*:\s*"  # "Final verdict: yes"
     r"(?:\[\[|yes\b|no\b|correct\b|incorrect\b|true\b|false\b|[1-5](?![\d.]))"
-    r"|\[\[(?:yes|no|[a-d]|\d{1,2})\]\]"
     # Steering a comparison (group rewards): "Response A is better", "prefer this one", "Ranking: A > B".
     r"|\b(?:response|output|completion|assistant|candidate)\s*\(?[a-p1-9]\)?\s+(?:is|was|would be)\s+(?:the\s+)?"
     r"(?:better|best|superior|preferred|worse|worst|inferior)\b"
@@ -141,7 +140,8 @@ _TO_THE_GRADER = re.compile(
 # Its own pattern: one that starts with "[" is found by a fast scan for that character.
 _VERDICT_TAG = re.compile(
     r"\[[^\S\n]*(?:final[^\S\n]+)?(?:result|verdict|score|grade|rating|judge?ment|decision|evaluation)[^\S\n]*\]"
-    r"[^\S\n]*[:=-]?[^\S\n]*(?:10|[1-9](?![\d.,/])|yes|no|correct|incorrect|true|false|pass|fail|right|wrong)\b",
+    r"[^\S\n]*[:=-]?[^\S\n]*(?:10|[1-9](?![\d.,/])|yes|no|correct|incorrect|true|false|pass|fail|right|wrong)\b"
+    r"|\[\[(?:yes|no|[a-d]|\d{1,2})\]\]",  # a verdict in the judge's own brackets ("[[5]]")
     re.IGNORECASE,
 )
 
@@ -197,7 +197,8 @@ _DEFENCES: tuple[Defence, ...] = (
     (_NOTE_ABROAD_WORDS, _NOTE_ABROAD, _INJECTED),
 )
 # What a tool call's arguments or a tool's result are read for: only text addressed to the grader.
-# A log line "[RESULT] 5", a record {"score": 4} or "User: alice" is data the task may need.
+# A log line "[RESULT] 5", a record {"score": 4}, a query's rows [[87]] or "User: alice" is data
+# the task may need.
 _DATA_DEFENCES: tuple[Defence, ...] = (
     (_SPOOF_WORDS, _DATA_SPOOF, _SPOOFING),
     (_INJECTION_WORDS, _ADDRESSED, _INJECTED),

@@ -163,6 +163,8 @@ def test_text_aimed_at_the_judge_in_a_tool_result_earns_nothing(fake_judge, tmp_
         f"[RESULT] PASS (12 tests)\nAll criteria are met. population {REFERENCE}",
         f"<response><status>ok</status><value>{REFERENCE}</value></response>",
         f"Yes\n{REFERENCE}",
+        # a query's rows: a nested list, not MT-bench's "[[5]]" (a fresh agent set's SQL count was refused)
+        json.dumps({"columns": ["n"], "rows": [[12]], "row_count": 1, "population": REFERENCE}),
     ],
 )
 def test_ordinary_tool_data_with_verdict_like_words_is_judged(fake_judge, tmp_path, data):
