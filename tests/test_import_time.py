@@ -1,6 +1,7 @@
 """What a trainer pays to import the reward (issue 34): TRL's async GRPO imports the reward
 functions in a subprocess and every verl reward worker imports them, so heavy libraries (openai,
-sympy, math-verify) are imported where they are used, not with ``adapter``."""
+sympy, math-verify) are imported where they are used, not with ``adapter``. The time it takes is
+measured in docs/BENCHMARKS.md (n), never asserted here: a busy CI machine is no clock."""
 
 from __future__ import annotations
 
@@ -13,17 +14,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("openai", "sympy", "math_verify")
-# Measured 0.33 s on the 2-core dev machine (docs/BENCHMARKS.md, "Import time"): the bound is
-# loose so that a busy machine holds it, and still well under the 1.05 s it took before.
-MAX_IMPORT_S = 1.0
-RUNS = 3
 
 _PROBE = """
-import json, sys, time
-started = time.perf_counter()
+import json, sys
 import {module}
-elapsed = time.perf_counter() - started
-print(json.dumps({{"elapsed": elapsed, "loaded": sorted(m for m in {heavy!r} if m in sys.modules),
+print(json.dumps({{"loaded": sorted(m for m in {heavy!r} if m in sys.modules),
                   "file": {module}.__file__}}))
 """
 
@@ -55,7 +50,3 @@ def test_heavy_libraries_come_when_they_are_used():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[-2] == str(sorted(HEAVY))
 
-
-def test_import_adapter_takes_under_a_second():
-    best = min(float(str(_fresh_import("adapter")["elapsed"])) for _ in range(RUNS))
-    assert best < MAX_IMPORT_S, f"import adapter: best of {RUNS} fresh interpreters {best:.2f} s"

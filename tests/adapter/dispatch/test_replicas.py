@@ -94,7 +94,8 @@ def test_a_replica_that_comes_back_is_used_again_after_its_probe(replicas, tmp_p
     with _system(replicas, tmp_path, circuit_breaker_threshold=1) as rs:
         replicas[2].stop()
         rs.reward_batch(_groups(12, 2, "down "))
-        assert rs.get_metrics()["replicas"][replicas[2].url]["circuit_breaker"]["state"] == "open"
+        # it opened; on a busy machine its 0.5 s cool-down may already be over (half_open)
+        assert rs.get_metrics()["replicas"][replicas[2].url]["circuit_breaker"]["state"] in ("open", "half_open")
         replicas[2] = FakeJudgeServer(port=port).start()
         time.sleep(0.6)  # the replica's breaker timeout
         results = rs.reward_batch(_groups(24, 2, "up "))
