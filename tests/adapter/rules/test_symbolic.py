@@ -112,22 +112,24 @@ for completion, answer in json.loads(sys.argv[1]):
 
 
 def test_power_towers_are_refused_before_sympy_builds_them():
-    """In a child process with a hard limit: a regression fails here instead of freezing the run."""
+    """In a child process with a hard limit: a regression that builds a tower (hours) fails here on
+    the limit instead of freezing the run. No time is asserted per call: on a busy CI machine a
+    cold first call (sympy's import) once took 21 s, and the limit is what tells a tower apart."""
     done = subprocess.run(
         [sys.executable, "-c", GRADE_EACH, json.dumps(TOWERS)],
         capture_output=True, text=True, timeout=60 + 10 * len(TOWERS),
     )  # fmt: skip
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(results) == 3 * len(TOWERS), done.stderr[-2000:]
-    for seconds, reward, reason in results:
-        assert seconds < 10.0 and reward == 0.0 and reason in {"too_costly", "mismatch", "unsure"}
+    for _, reward, reason in results:
+        assert reward == 0.0 and reason in {"too_costly", "mismatch", "unsure"}
     assert sum(reason == "too_costly" for _, _, reason in results) >= len(TOWERS)
 
 
 def test_the_same_costly_expression_matches_without_being_built():
-    started = time.monotonic()
+    # built, 10^(10^10) would not finish: the suite's per-test timeout stops it
     verdict = grade("q", "\\boxed{10^{10^{10}}}", "10^{10^{10}}", "MATH_EXPRESSIONS")
-    assert verdict.reward == 1.0 and verdict.reason == "match" and time.monotonic() - started < 10.0
+    assert verdict.reward == 1.0 and verdict.reason == "match"
     assert grade("q", "\\boxed{10^{10^{10}}}", "10^{10^{11}}", "MATH_EXPRESSIONS").reason == "too_costly"
 
 
