@@ -41,6 +41,7 @@ from typing import TypeVar
 from adapter.cache.keys import cache_key
 from adapter.cache.verdict_cache import VerdictCache
 from adapter.config import ConfigLike, RewardConfig
+from adapter.dispatch.activity import RewardActivity
 from adapter.dispatch.breaker import BreakerState, CircuitBreaker
 from adapter.dispatch.dispatcher import JudgeDispatcher, as_verdict
 from adapter.dispatch.judgments import Judged
@@ -142,6 +143,7 @@ class BaseJudgeReward:
         self.integrity = JudgeIntegrity(self.config.audit, self.config.canary_alert_rate)
         self.canary = CanaryStats(self.config.canary_alert_rate, self.integrity.record_canaries)
         self._loop = LoopThread()
+        self._activity = RewardActivity()
         self._breaker = CircuitBreaker(
             self.config.circuit_breaker_threshold, self.config.circuit_breaker_cooldown
         )
@@ -163,6 +165,7 @@ class BaseJudgeReward:
             self._loop.submit,
             self.judgment_log,
             self.integrity.record_shadow,
+            self._activity.quiet_for,
         )
         self._steps = RewardSteps(
             self.config,
@@ -225,32 +228,35 @@ class BaseJudgeReward:
         **metadata: object,
     ) -> RewardResult:
         """Like ``reward`` but returns the ``RewardResult`` (``.score``, ``.source``, ...)."""
-        budget = self._budget()
-        check_keys(metadata, "reward")
-        built = build_request(prompt, completion, answer, answer_type, metadata)
-        self._steps.refuse_invalid([built], "reward")
-        if self._steps.has_rubric(built):
-            return self._answered_in_time([built], self._score_all([built], budget), budget)[0]
-        step = self._before_judge(built, budget)  # in the caller's thread: trainer threads in parallel
-        if isinstance(step, RewardResult):
-            return step
-        request, key = step
-        future = self._loop.submit(self._judged(request, budget, key))
-        try:
-            return future.result(budget.answer_left() + FACADE_GRACE_S)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            return self._steps.fall_back(request, budget, JudgeTimeoutError("Timeout waiting for results"))
+        with self._activity.busy():
+            budget = self._budget()
+            check_keys(metadata, "reward")
+            built = build_request(prompt, completion, answer, answer_type, metadata)
+            self._steps.refuse_invalid([built], "reward")
+            if self._steps.has_rubric(built):
+                return self._answered_in_time([built], self._score_all([built], budget), budget)[0]
+            step = self._before_judge(built, budget)  # in the caller's thread: trainer threads in parallel
+            if isinstance(step, RewardResult):
+                return step
+            request, key = step
+            future = self._loop.submit(self._judged(request, budget, key))
+            try:
+                return future.result(budget.answer_left() + FACADE_GRACE_S)
+            except concurrent.futures.TimeoutError:
+                future.cancel()
+                return self._steps.fall_back(request, budget, JudgeTimeoutError("Timeout waiting for results"))
 
     def reward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score many completions at once (batched to the judge); results in input order.
         ``JudgeInputError``, before anything is judged, for a dict item with a key no reward reads
         (``ITEM_KEYS``: a typo such as ``anwser``), or an item that cannot be judged (with
         ``invalid_rows: error``, the default)."""
-        budget = self._budget()
-        built = [request_from_item(i) for i in batch_items(items)]
-        self._steps.refuse_invalid(built, "reward_batch")
-        return [r.to_dict() for r in self._answered_in_time(built, self._score_all(built, budget), budget)]
+        with self._activity.busy():
+            budget = self._budget()
+            built = [request_from_item(i) for i in batch_items(items)]
+            self._steps.refuse_invalid(built, "reward_batch")
+            results = self._answered_in_time(built, self._score_all(built, budget), budget)
+        return [r.to_dict() for r in results]
 
     def reward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Score the completions of one prompt together, as ``group:`` in the config says
@@ -258,9 +264,10 @@ class BaseJudgeReward:
         the comparisons it came from. Returns within ``group.deadline`` plus ``reward_timeout``.
         A group of more than ``group.max_members`` is compared in sub-groups (reason
         ``<mode>_subgroup``). ``JudgeInputError`` for members of several prompts."""
-        budget = self._group_budget()
-        members = self._groups.members(items)
-        results = self._answered_in_time(members, self._groups.score(members, budget), budget)
+        with self._activity.busy():
+            budget = self._group_budget()
+            members = self._groups.members(items)
+            results = self._answered_in_time(members, self._groups.score(members, budget), budget)
         return [r.to_dict() for r in results]
 
     def probe_canaries(self) -> float | None:
@@ -323,23 +330,26 @@ class BaseJudgeReward:
         **metadata: object,
     ) -> RewardDict:
         """Async ``reward``, callable from any event loop."""
-        check_keys(metadata, "areward")
-        request = build_request(prompt, completion, answer, answer_type, metadata)
-        self._steps.refuse_invalid([request], "areward")
-        result: RewardResult = await self._on_loop(self._score(request, self._budget()))
+        with self._activity.busy():
+            check_keys(metadata, "areward")
+            request = build_request(prompt, completion, answer, answer_type, metadata)
+            self._steps.refuse_invalid([request], "areward")
+            result: RewardResult = await self._on_loop(self._score(request, self._budget()))
         return result.to_dict()
 
     async def areward_batch(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_batch``, callable from any event loop."""
-        built = [request_from_item(i) for i in batch_items(items)]
-        self._steps.refuse_invalid(built, "areward_batch")
-        results = await self._on_loop(self._score_all(built, self._budget()))
+        with self._activity.busy():
+            built = [request_from_item(i) for i in batch_items(items)]
+            self._steps.refuse_invalid(built, "areward_batch")
+            results = await self._on_loop(self._score_all(built, self._budget()))
         return [r.to_dict() for r in results]
 
     async def areward_group(self, items: Iterable[RewardItem]) -> list[RewardDict]:
         """Async ``reward_group``, callable from any event loop."""
-        members = self._groups.members(items)
-        results = await self._on_loop(self._groups.score(members, self._group_budget()))
+        with self._activity.busy():
+            members = self._groups.members(items)
+            results = await self._on_loop(self._groups.score(members, self._group_budget()))
         return [r.to_dict() for r in results]
 
     async def alast_turn_score(
@@ -368,7 +378,8 @@ class BaseJudgeReward:
             return graded.reward
         if not self._process_judge.asks(graded):
             return None
-        return await self._on_loop(self._process_judge.score_last(graded, self._budget()))
+        with self._activity.busy():
+            return await self._on_loop(self._process_judge.score_last(graded, self._budget()))
 
     # -- extension point -------------------------------------------------------------
 

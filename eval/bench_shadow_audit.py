@@ -12,8 +12,9 @@ once: what is measured is the client's own work and the audit's competition for 
 - sync ``.reward()`` latency, p50 and p99, of a row the rule proves (the row the audit samples)
   and of a row the judge decides (which shares the judge client with the audit's calls).
 
-Each reward system's audit counts (rows sampled and judged, dropped over the budget, failed) show
-that the audit did its work. The section is written into ``docs/BENCHMARKS.md`` between its markers.
+Then no reward is asked until the audit has judged the rows it holds (a trainer generating
+between batches: the audit's judgments wait for such a gap). Each reward system's audit counts
+(rows sampled and judged, dropped over the budget, failed) show that the audit did its work. The section is written into ``docs/BENCHMARKS.md`` between its markers.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = ["END", "START", "audit_rows", "section", "shadow_audit_cost"]
 START = "<!-- judge-bench --shadow-audit: start -->"
 END = "<!-- judge-bench --shadow-audit: end -->"
 LATENCY_CALLS = 500
+DRAIN_S = 120.0
 # (key, what it measures, unit, digits)
 MEASURES = (
     ("batch_rate", "`reward_batch` rewards/s (half rule, half judge)", "", 0),
@@ -86,8 +88,9 @@ def _one_run(url: str, n: int, shadow_rate: float, offset: int) -> Run:
         batch_rate = n / (time.perf_counter() - started)
         rule_lat = latencies(lambda i: rs.reward(**rule_rows[i % len(rule_rows)]), LATENCY_CALLS)
         judge_lat = latencies(lambda i: rs.reward(**judge_rows[i % len(judge_rows)]), LATENCY_CALLS)
+        _quiet_until_audited(rs)
     finally:
-        rs.close()  # waits for the audit's judgments still in flight
+        rs.close()  # cancels the audit's judgments still waiting
     audit = rs.get_metrics()["shadow_audit"]
     sources = [r["source"] for r in results]
     return {
@@ -103,6 +106,17 @@ def _one_run(url: str, n: int, shadow_rate: float, offset: int) -> Run:
         "over_budget": float(audit["over_budget"]),
         "failed": float(audit["failed"]),
     }
+
+
+def _quiet_until_audited(rs: JudgeRewardSystem) -> None:
+    """No rewards for a while, as a trainer generates between batches: the audit's deferred
+    judgments run then (bounded by ``DRAIN_S``, a bound for a hang)."""
+    deadline = time.monotonic() + DRAIN_S
+    while time.monotonic() < deadline:
+        audit = rs.get_metrics()["shadow_audit"]
+        if audit["sent"] == audit["judged"] + audit["failed"]:
+            return
+        time.sleep(0.05)
 
 
 def shadow_audit_cost(n: int, repeats: int) -> tuple[list[Run], list[Run]]:
@@ -132,8 +146,8 @@ def section(off: list[Run], on: list[Run], n: int, command: str, machine: str) -
     audited = (
         f"Over the runs with the audit on: {counts['on']['sampled']:,.0f} rule-decided rewards sampled, "
         f"{counts['on']['judged']:,.0f} judged in the background, {counts['on']['over_budget']:,.0f} dropped "
-        f"over the budget or past the backlog (at most {MAX_PENDING} rows waiting for the judge: a "
-        "`reward_batch` offers its rule rows faster than the judge answers), "
+        f"over the budget or past the backlog (at most {MAX_PENDING} rows wait: the audit judges one row "
+        "at a time, once no reward has run for 50 ms, and a burst of rewards offers rule rows faster), "
         f"{counts['on']['failed']:,.0f} failed; off: {counts['off']['sampled']:,.0f} sampled. "
         f"Each `reward_batch` held {counts['on']['rule_rows'] / len(on):,.0f} rows the rule decided and "
         f"{counts['on']['judge_rows'] / len(on):,.0f} the judge did."
@@ -146,7 +160,8 @@ def section(off: list[Run], on: list[Run], n: int, command: str, machine: str) -
             f"`{command}`: a reward system under `strategy: cascade` with `audit.shadow_rate` 0 (off) and 1.0 "
             f"(every row the rule decides also judged in the background, `max_calls_per_minute` 1,000,000), "
             f"alternated {len(off)} times against the loopback fake judge in its own process (it answers at "
-            f"once), no cache; {n} rows per `reward_batch`, {LATENCY_CALLS} sync calls per latency. {machine}. "
+            f"once), no cache; {n} rows per `reward_batch`, {LATENCY_CALLS} sync calls per latency, then no "
+            f"reward until the audit has judged the rows it holds (a trainer generating). {machine}. "
             "Medians, (min-max) over the runs; the ratio is on / off.",
             "",
             "| measure | audit off | `shadow_rate: 1.0` | ratio |",

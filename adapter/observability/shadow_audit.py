@@ -10,7 +10,10 @@ judge, and its verdict is recorded beside the rule's:
                           most ``max_calls_per_minute`` in any 60 s, at most ``MAX_PENDING``
                           waiting or out), else dropped and counted; the judgment handed to the
                           reward system's loop thread (``submit``), never waited for
-    _shadow(row)          on the loop, at most ``MAX_IN_FLIGHT`` at once: the judge's verdict
+    _shadow(row)          on the loop, one at a time, in a quiet moment (no reward call for
+                          ``QUIET_S``, or ``MAX_DEFER_S`` after the offer under steady load: a
+                          shadow never competes with a reward for the interpreter while the
+                          trainer waits, ``adapter/dispatch/activity.py``): the judge's verdict
                           through the reward system's one seam (cache, dispatcher, breaker),
                           then ``_record``
     _record(row, verdict) counted by outcome, per grammar form (``answer_form``) and per
@@ -52,9 +55,10 @@ from judge_vllm.schemas import JudgeRequest, Verdict
 
 __all__ = [
     "AUDIT_OUTCOMES",
-    "MAX_IN_FLIGHT",
+    "MAX_DEFER_S",
     "MAX_PENDING",
     "PAID_AT",
+    "QUIET_S",
     "AuditOutcome",
     "CallBudget",
     "OutcomeCounts",
@@ -74,8 +78,10 @@ AUDIT_OUTCOMES: tuple[AuditOutcome, ...] = (
 )
 # A reward (the rule's) or a score (the judge's, before any calibration) at or above this pays.
 PAID_AT = 0.5
-# Shadow judgments out at once: the audit never holds more of the judge than this.
-MAX_IN_FLIGHT = 8
+# A shadow judgment starts once no reward call has run for this long (the trainer is generating),
+QUIET_S = 0.05
+# or, under a load with no such gap, this long after its row was offered.
+MAX_DEFER_S = 60.0
 # Shadow judgments waiting for a slot or out: past this a sampled row is dropped (counted).
 MAX_PENDING = 64
 BUDGET_PERIOD_S = 60.0
@@ -167,6 +173,7 @@ class _Row:
     rule_explanation: str
     form: AnswerForm
     answer_type: str
+    offered_at: float
 
 
 class _Tally:
@@ -189,7 +196,8 @@ class _Tally:
 class ShadowAudit:
     """A reward system's shadow audit: ``judge`` asks its judge, ``submit`` hands work to its loop,
     ``log`` is its judgment log; ``on_judged(rule_reward, judge_score)`` hears every judged row
-    (the integrity figures)."""
+    (the integrity figures); ``quiet_for()`` says how long no reward call has run (always quiet
+    when None)."""
 
     def __init__(
         self,
@@ -198,6 +206,7 @@ class ShadowAudit:
         submit: Submit,
         log: JudgmentLog | None = None,
         on_judged: Callable[[float, float], None] | None = None,
+        quiet_for: Callable[[], float] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
@@ -205,10 +214,11 @@ class ShadowAudit:
         self._submit = submit
         self._log = log
         self._on_judged = on_judged
+        self._quiet_for = quiet_for
         self._budget = CallBudget(settings.max_calls_per_minute, clock=clock)
         self._lock = threading.Lock()
         self._tasks: set[asyncio.Task[object]] = set()
-        self._slots: asyncio.Semaphore | None = None  # made on the loop, at the first judgment
+        self._turn: asyncio.Lock | None = None  # made on the loop, at the first judgment
         self._pending = 0
         self.sampled = 0
         self.sent = 0
@@ -224,7 +234,7 @@ class ShadowAudit:
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()
         self._tasks = set()
-        self._slots = None
+        self._turn = None
         self._pending = 0
 
     @property
@@ -254,7 +264,7 @@ class ShadowAudit:
             self.sent += 1
         row = _Row(
             request, rule_reward, rule_explanation, answer_form(request.completion),
-            answer_type_label(request.answer_type),
+            answer_type_label(request.answer_type), time.monotonic(),
         )  # fmt: skip
         shadow = self._shadow(row)
         try:
@@ -273,9 +283,10 @@ class ShadowAudit:
         if task is not None:
             self._tasks.add(task)
         failed = True
-        self._slots = self._slots or asyncio.Semaphore(MAX_IN_FLIGHT)
+        self._turn = self._turn or asyncio.Lock()
         try:
-            async with self._slots:
+            async with self._turn:
+                await self._quiet_moment(row.offered_at)
                 outcome = await self._judge(row.request)
             if isinstance(outcome, Verdict):
                 self._record(row, outcome)
@@ -288,6 +299,17 @@ class ShadowAudit:
             if task is not None:
                 self._tasks.discard(task)
             self._done(failed)
+
+    async def _quiet_moment(self, offered_at: float) -> None:
+        """Until no reward call has run for ``QUIET_S``, or ``MAX_DEFER_S`` after ``offered_at``."""
+        if self._quiet_for is None:
+            return
+        while True:
+            quiet = self._quiet_for()
+            left = offered_at + MAX_DEFER_S - time.monotonic()
+            if quiet >= QUIET_S or left <= 0:
+                return
+            await asyncio.sleep(min(QUIET_S - quiet, left))
 
     def _done(self, failed: bool) -> None:
         with self._lock:

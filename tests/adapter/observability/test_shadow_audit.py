@@ -13,9 +13,12 @@ import time
 import pytest
 
 from adapter import JudgeRewardSystem
+from adapter.dispatch.activity import RewardActivity
+from adapter.observability import shadow_audit
 from adapter.observability.answer_form import answer_form
-from adapter.observability.shadow_audit import CallBudget, audit_outcome
-from judge_vllm.schemas import Verdict
+from adapter.observability.shadow_audit import CallBudget, ShadowAudit, audit_outcome
+from adapter.settings import AuditSettings
+from judge_vllm.schemas import JudgeRequest, Verdict
 from judge_vllm.testing.fake_backend import FakeBackend
 
 
@@ -210,3 +213,65 @@ def test_the_budget_is_a_sliding_minute():
 )
 def test_outcomes(rule, judge, outcome):
     assert audit_outcome(rule, judge) == outcome
+
+
+def _audit_one(busy, judged):
+    """Offer one rule-paid row to an audit whose reward system is busy while ``busy[0]``; the
+    shadow judgment's task, once it is made."""
+
+    async def judge(request):
+        judged.append(request.completion)
+        return Verdict(score=1.0, label="match")
+
+    tasks = []
+    audit = ShadowAudit(
+        AuditSettings(shadow_rate=1.0, max_calls_per_minute=10),
+        judge,
+        lambda coro: tasks.append(asyncio.get_running_loop().create_task(coro)),
+        quiet_for=lambda: 0.0 if busy[0] else 1.0,
+    )
+    request = JudgeRequest(prompt="What is 2 + 2?", completion="The answer is 4.", answer="4", answer_type="NUMBER")
+    assert audit.offer(request, 1.0, "rule: equal")
+    return audit, tasks
+
+
+def test_a_shadow_judgment_waits_until_no_reward_runs(monkeypatch):
+    monkeypatch.setattr(shadow_audit, "MAX_DEFER_S", 3600.0)
+    busy, judged = [True], []
+
+    async def scenario():
+        audit, tasks = _audit_one(busy, judged)
+        for _ in range(20):  # the loop turns, and turns again: the reward system stays busy
+            await asyncio.sleep(0.01)
+        assert judged == [] and audit.snapshot()["judged"] == 0
+        busy[0] = False
+        await asyncio.wait_for(tasks[0], 60)  # a bound for a hang, not a timing
+        assert judged == ["The answer is 4."] and audit.snapshot()["judged"] == 1
+
+    asyncio.run(scenario())
+
+
+def test_under_steady_load_a_shadow_judgment_runs_once_deferred_long_enough(monkeypatch):
+    monkeypatch.setattr(shadow_audit, "MAX_DEFER_S", 0.0)
+    busy, judged = [True], []
+
+    async def scenario():
+        audit, tasks = _audit_one(busy, judged)
+        await asyncio.wait_for(tasks[0], 60)
+        assert judged == ["The answer is 4."] and audit.snapshot()["judged"] == 1
+
+    asyncio.run(scenario())
+
+
+def test_reward_activity_is_quiet_only_between_reward_calls():
+    now = [100.0]
+    activity = RewardActivity(clock=lambda: now[0])
+    now[0] = 101.0
+    assert activity.quiet_for() == 1.0
+    with activity.busy():
+        now[0] = 105.0
+        with activity.busy():
+            assert activity.quiet_for() == 0.0
+        assert activity.quiet_for() == 0.0  # one call is still in flight
+    now[0] = 105.5
+    assert activity.quiet_for() == 0.5
