@@ -12,7 +12,9 @@ stands right above it (docs/canonical-answers.md, "Where the final statement is"
   block and a qualifier there ("It is not" / "42", "A common wrong answer is:" / "\\boxed{42}")
   would be cut off. One that ends with ":" may start the final statement itself: the two are
   read as one ("So, the area is:" / "\\[\\boxed{9\\pi}\\]"). A Markdown heading ("#### 42") and an
-  ``<answer>`` element start afresh.
+  ``<answer>`` element start afresh. An answer header starts afresh by the same test on the block
+  above it ("A tempting but wrong result is" / "### Final Answer" / "$$\\boxed{42}$$" is no
+  statement). A thematic break ("---") is passed over: the block above it is the one above.
 - Within one line, a final sentence after other sentences is a statement only when it carries a
   marker, a box or a tag (``adapter.rules.proof`` asks the grammar).
 
@@ -67,6 +69,13 @@ class Block:
     def introduces(self) -> bool:
         """It ends with a colon: what follows completes its sentence ("So, the area is:")."""
         return self.text.rstrip().endswith(":")
+
+    @property
+    def thematic_break(self) -> bool:
+        """A Markdown thematic break ("---", "***", "___"): it separates sections and says nothing,
+        so the block above it is what stands above the next one."""
+        marks = "".join(self.text.split())
+        return not self.element and len(marks) >= 3 and len(set(marks)) == 1 and marks[0] in "-*_"
 
     @property
     def list_item(self) -> bool:

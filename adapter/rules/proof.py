@@ -111,6 +111,12 @@ def _subject_asked(reading: Reading, question: Question) -> bool:
     return not reading.phrase or question.says(reading.phrase)
 
 
+def _starts_afresh(above: Block | None) -> bool:
+    """What comes after ``above`` (the block above it, None at the top) starts afresh: nothing is
+    above, or a sentence or a formula ends there and does not lead into what follows."""
+    return above is None or (above.ends_a_paragraph() and not above.introduces())
+
+
 def _one(answers: list[CanonicalAnswer]) -> CanonicalAnswer | None:
     return answers[0] if len({a.key for a in answers}) == 1 else None
 
@@ -126,9 +132,14 @@ def _final_statement(
     final = found[filled[-1]]
     if final.code or final.list_item:
         return "the completion ends in a code block or a list item"
-    previous = found[filled[-2]] if len(filled) > 1 else None
-    header_above = previous is not None and is_header(grammar.value_grammar, previous.text)
-    starts_afresh = previous is None or header_above or (previous.ends_a_paragraph() and not previous.introduces())
+    above = [found[i] for i in filled[:-1] if not found[i].thematic_break]
+    previous = above[-1] if above else None
+    header_above = (
+        previous is not None
+        and is_header(grammar.value_grammar, previous.text)
+        and _starts_afresh(above[-2] if len(above) > 1 else None)
+    )
+    starts_afresh = header_above or _starts_afresh(previous)
     answers = _answers(
         readings(grammar.value_grammar, final.text), grammar, question,
         marked_ok=starts_afresh, bare_ok=previous is None or header_above,
@@ -137,7 +148,7 @@ def _final_statement(
         return f"the final statement {_shown(final.text.strip())} reads more than one way"
     if answers:
         return _Stated(answers[0], final.start)
-    if previous is not None and previous.introduces():
+    if previous is not None and previous.introduces() and _starts_afresh(above[-2] if len(above) > 1 else None):
         # The line above starts the statement the final block ends ("So, the area is:" then \[...\]).
         joined = f"{previous.text.strip()} {final.text.strip()}"
         answer = _one(_answers(readings(grammar.value_grammar, joined), grammar, question, True, False) or [])

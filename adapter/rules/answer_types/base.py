@@ -29,6 +29,8 @@ _NOT_IN_A_PHRASE = frozenset({"the", "a", "an", "s", "its", "their", "his", "her
     {"final", "total", "correct", "exact", "resulting", "current"}
 )  # the free qualifiers: statement.lark's QUALIFIER
 _SENTENCE_ENDS = (". ", "? ", "! ", "\n")
+# The words that join what a question asks for to more of it ("apples and oranges").
+_JOINING = frozenset({"and", "or", "plus"})
 # The words straight before a letter whose value a question asks for ("what is x", "find x").
 _ASKING_FOR_A_VALUE = frozenset({"is", "find", "for", "of", "compute", "determine", "evaluate"})
 
@@ -82,11 +84,13 @@ class Question:
     @cached_property
     def counted(self) -> frozenset[str]:
         """What a "how many" question counts: the word after it ("How many pens does ..."; "more" in
-        "How many more apples than oranges", which no "number of" subject counts), empty when it
-        asks no "how many"."""
-        found = words(self.prompt)
+        "How many more apples than oranges", which no "number of" subject counts), or the words it
+        joins ("apples and oranges": no one word counts them); empty when it asks no "how many"."""
+        found = [*words(self.prompt), ""]
         return frozenset(
-            found[i + 2] for i in range(len(found) - 2) if (found[i], found[i + 1]) == ("how", "many")
+            " ".join(found[i + 2 : i + 5]) if found[i + 3] in _JOINING else found[i + 2]
+            for i in range(len(found) - 3)
+            if (found[i], found[i + 1]) == ("how", "many")
         )
 
     def asks_for(self, name: str) -> bool:
@@ -121,12 +125,15 @@ class Question:
         return [word for word in found[start:] if word not in _NOT_IN_A_PHRASE]
 
     def says(self, phrase: tuple[str, ...]) -> bool:
-        """What the asking sentence asks for starts with ``phrase``, up to articles and plurals
-        ("the area of the garden" for "What is the area of the garden?"; not "the area of the
-        square" for "What is the perimeter of a square whose area is 16?")."""
+        """What the asking sentence asks for starts with ``phrase``, up to articles and plurals, and
+        does not join it to more ("the area of the garden" for "What is the area of the garden?";
+        not "the area of the square" for "What is the perimeter of a square whose area is 16?", or
+        for "What is the area of the square and the triangle together?")."""
         asked = self._asked_part
-        return len(phrase) <= len(asked) and all(
-            same_word(word, frozenset({asked[k]})) for k, word in enumerate(phrase)
+        return (
+            len(phrase) <= len(asked)
+            and all(same_word(word, frozenset({asked[k]})) for k, word in enumerate(phrase))
+            and not (len(asked) > len(phrase) and asked[len(phrase)] in _JOINING)
         )
 
     @cached_property

@@ -3,8 +3,8 @@
 Hypothesis writes final statements from each answer type's grammar (``hypothesis.extra.lark``
 over statement.lark joined to the type's .lark file): every generated statement parses back, a
 generated statement of the right value is paid, and no mutation that changes what it means is
-paid: another value, a qualifier before the value or on the line above, another statement before
-it, a look-alike character, a line break inside the value, words after it.
+paid: another value, a qualifier before the value, on the line above or above an answer header,
+another statement before it, a look-alike character, a line break inside the value, words after it.
 """
 
 from __future__ import annotations
@@ -65,10 +65,11 @@ _TERMINALS = {
 _WORD_END = "(?![A-Za-z])"
 
 
-def _generated(kind: str) -> st.SearchStrategy[str]:
-    """Statements from the grammar. A word terminal ends where no letter follows (its regex says
-    so): the generator writes a space after each, as the spaces the grammar ignores may be left out."""
-    grammar = lark.Lark(STATEMENT_GRAMMAR + "\n" + GRAMMARS[kind].value_grammar, start="start")
+def _generated(kind: str, start: str = "start") -> st.SearchStrategy[str]:
+    """Statements (or another rule's texts) from the grammar. A word terminal ends where no letter
+    follows (its regex says so): the generator writes a space after each, as the spaces the grammar
+    ignores may be left out."""
+    grammar = lark.Lark(STATEMENT_GRAMMAR + "\n" + GRAMMARS[kind].value_grammar, start=start)
     terminals = {t.name: t for t in grammar.terminals}
     explicit = {name: strategy for name, strategy in _TERMINALS.items() if name in terminals}
     for name, terminal in terminals.items():
@@ -76,7 +77,7 @@ def _generated(kind: str) -> st.SearchStrategy[str]:
         if name not in explicit and terminal.pattern.type == "re" and pattern.endswith(_WORD_END):
             words = st.from_regex(pattern.removesuffix(_WORD_END), fullmatch=True)
             explicit[name] = words.map(lambda word: word + " ")
-    return from_lark(grammar, start="start", explicit=explicit).filter(lambda text: len(text) <= 300)
+    return from_lark(grammar, start=start, explicit=explicit).filter(lambda text: len(text) <= 300)
 
 
 def _answer(kind: str, prompt: str, text: str, reference: str) -> tuple[Reading, CanonicalAnswer] | None:
@@ -167,6 +168,19 @@ def test_a_qualifier_on_the_line_above_is_never_paid(stated, qualifier):
     # A Markdown heading ("#### 42") or an <answer> element is a block of its own: no line runs into it.
     assume(not text.lstrip().startswith(("#", "<answer>")))
     assert not _paid(NUMBER_QUESTION, f"{qualifier}\n{text}", reference, "NUMBER"), text
+
+
+@PROPERTIES
+@given(
+    _number_statement(),
+    _generated("NUMBER", start="header"),
+    st.sampled_from(["It is not", "A tempting but wrong result is", "The following is NOT the answer:"]),
+)
+def test_a_qualifier_above_an_answer_header_is_never_paid(stated, header, qualifier):
+    text, reference, _ = stated
+    for between in ("\n", "\n---\n"):  # a thematic break is passed over
+        completion = f"{qualifier}{between}{header}\n{text}"
+        assert not _paid(NUMBER_QUESTION, completion, reference, "NUMBER"), completion
 
 
 @PROPERTIES

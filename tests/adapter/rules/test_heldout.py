@@ -50,10 +50,36 @@ PAID_AS_STATED = {
         }.items()
         for i in ids
     },
+    # Round 6 (written blind after round 5's fixes): the right value under a line that disowns it
+    # ("The line below is NOT my answer." / $$\\boxed{42}$$, "This is wrong." / "Final Answer:" / 42);
+    # "It is \\boxed{42}." after a sentence about another quantity, where the reference is 42; a
+    # "</think>" inside a code fence of the reasoning, before the real "</think>" (issue 40: a
+    # "</think>" anywhere else is text, so what precedes the real one is reasoning).
+    "grammar_adversarial_6.jsonl": {f"adv6_prev_disown_{i:02d}" for i in range(1, 10)}
+    | {"adv6_qual_above_header_03", "adv6_think_trick_05", "adv6_pronoun_antecedent_01",
+       "adv6_pronoun_antecedent_02"},
+    # Round 6's probes: the same in every form, and a qualifier or a disowning word made a sentence
+    # of its own ("approx." / \\boxed{42}, "At least." / \\boxed{42}, "Wrong. The answer is 42.",
+    # "Guess, so the answer is 42."): the line above ends a sentence, so the final statement starts
+    # afresh, and the value it states is the reference.
+    "grammar_adversarial_6_probes.jsonl": {
+        f"adv6p_{category}_{i:02d}"
+        for category, ids in {
+            "prev_disown": (1, 2, 3, 4, 5, 6, 7, 8, 10), "sameline_disown": range(1, 7),
+            "sameline_disown2": range(1, 4), "qual_above_header": (1, 4, 5), "pronoun_box": (1, 2, 4),
+            "pronoun_box2": (1, 2), "think_fence": range(1, 4), "subject_prefix": (4, 5),
+            "abbrev_period": (1, 3, 4, 5, 6, 7), "qualifier_period": (1, 3, 4, 5), "clause_lead": (1, 5),
+            "forward_ref_layout": (5,), "minimal": range(1, 8),
+        }.items()
+        for i in ids
+    },
 }  # fmt: skip
-# The share of a round's controls the rule decides. Round 5's include shapes the grammar leaves to
-# the judge by design: intervals, sets and inequalities, look-alike digits ("４２"), "\color".
-CONTROLS_DECIDED = {"grammar_adversarial_5.jsonl": 0.85}
+# The share of a round's controls the rule decides (the issue's guard for format-following rows is
+# 85%). Round 5's include shapes the grammar leaves to the judge by design: intervals, sets and
+# inequalities, look-alike digits ("４２"), "\color". Round 2's include a header under a line that
+# leads into it ("Using the difference of squares:" / "### Final Answer"), which the judge decides
+# since a header must start afresh too ("A tempting but wrong result is" / "### Final Answer").
+CONTROLS_DECIDED = {"grammar_adversarial_2.jsonl": 0.85, "grammar_adversarial_5.jsonl": 0.85}
 
 
 @pytest.mark.parametrize("round_file", sorted(PAID_AS_STATED))
