@@ -224,11 +224,12 @@ class RewardConfig(JudgeClientConfig):
         default=None,
         description="agent trajectories: each turn judged too (profile step); bad turns lower a right outcome's reward; None = outcome only",
     )
-    trajectory_view: Literal["full", "final"] = Field(
+    trajectory_view: Literal["full", "final", "both"] = Field(
         default="full",
         description="a completion with tool calls or results (docs/trajectories.md): full shows the judge "
         "every step, fitted to max_completion_chars (shared by the runs a group comparison shows); final the "
-        "final reply only (cheaper)",
+        "final reply only (cheaper); both judges each view and pays their geometric mean (a small judge's "
+        "scores then sit nearer the labels at 0.5)",
     )
     strip_reasoning: bool = Field(default=True, description="grade what follows the policy's reasoning")
     reasoning_delimiters: ReasoningDelimiters = Field(

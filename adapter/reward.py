@@ -72,6 +72,7 @@ from adapter.pipeline.inputs import (
 )
 from adapter.pipeline.prechecks import PrecheckVerdict
 from adapter.pipeline.steps import RewardSteps
+from adapter.pipeline.trace_views import both_views, final_view, judged_in_both_views
 from adapter.process.judge import ProcessJudge
 from adapter.result import RewardDict, RewardResult
 from adapter.rubrics.scoring import RubricScoring
@@ -409,8 +410,8 @@ class BaseJudgeReward:
         request = self._steps.before_judge(built, budget)
         if isinstance(request, RewardResult):
             return request
-        if self._asks_steps(request):  # a stored outcome still needs its turns' scores: looked up on the loop
-            return request, None
+        if self._asks_steps(request) or judged_in_both_views(request, self.config):
+            return request, None  # a stored verdict is one part of the reward: each looked up on the loop
         early, key = self._steps.cached(request, budget)
         return early if early is not None else (request, key)
 
@@ -428,11 +429,11 @@ class BaseJudgeReward:
             asked = request.model_copy(update={"budget": budget})
             process = self._process_judge if self._asks_steps(request) else None
             if process is None:
-                judged = await self._judge_part(dispatcher, asked, key)
+                judged = await self._judge_outcome(dispatcher, asked, key)
                 steps = None
             else:  # the outcome and each turn, judged side by side
                 judged, stepped = await asyncio.gather(
-                    self._judge_part(dispatcher, asked, key), process.score(request, budget)
+                    self._judge_outcome(dispatcher, asked, key), process.score(request, budget)
                 )
                 steps = stepped.mix(process.settings.weight)
             if isinstance(judged.outcome, Verdict):
@@ -443,6 +444,18 @@ class BaseJudgeReward:
         finally:
             if task is not None:
                 self._judging.discard(task)
+
+    async def _judge_outcome(self, dispatcher: JudgeDispatcher, request: JudgeRequest, key: str | None) -> Judged:
+        """The judgment of a reward's outcome; an agent's run under ``trajectory_view: both`` is
+        judged with its steps and by its final reply alone, side by side, and the two combined
+        (``adapter/pipeline/trace_views.py``)."""
+        if not judged_in_both_views(request, self.config):
+            return await self._judge_part(dispatcher, request, key)
+        views = await asyncio.gather(
+            self._judge_part(dispatcher, request, key), self._judge_part(dispatcher, final_view(request))
+        )
+        sources = {view.source for view in views if isinstance(view.outcome, Verdict)}
+        return Judged(both_views(views[0].outcome, views[1].outcome), "cache" if sources == {"cache"} else "judge")
 
     async def _score(self, built: JudgeRequest | InvalidInput, budget: Budget) -> RewardResult:
         """One reward on the loop thread: ``_before_judge``, then the judge. Rule work that may

@@ -59,6 +59,27 @@ def last_prompt(fake_judge) -> str:
     return conversation[-1]["content"]
 
 
+def test_both_views_pay_their_geometric_mean_and_a_failed_trace_vetoes_a_right_looking_reply(fake_judge, tmp_path):
+    items = [{"prompt": QUESTION, "completion": c, "answer": REFERENCE, "tools": SCHEMAS} for c in (FAILED, SUPPORTED)]
+    with system(fake_judge.url, tmp_path, trajectory_view="both") as both:
+        before = list(fake_judge.judged_users)
+        failed, supported = both.reward_batch(items)
+        shown = [u for u in list(fake_judge.judged_users)[len(before) :] if QUESTION in u]
+    assert (failed["reward"], failed["source"]) == (0.0, "judge")  # the trace's 0, the reply's 1
+    assert failed["judge_scores"] == {"trace": 0.0, "final_reply": 1.0}
+    assert (supported["reward"], supported["judge_scores"]) == (1.0, {"trace": 1.0, "final_reply": 1.0})
+    # each run's trace, and the two runs' one final reply (the same question: judged once)
+    assert sum("<tool-result-" in u for u in shown) == 2 and sum("<tool-" not in u for u in shown) == 1
+    with (
+        system(fake_judge.url, tmp_path, trajectory_view="final") as final,
+        system(fake_judge.url, tmp_path, trajectory_view="full") as full,
+        system(fake_judge.url, tmp_path, trajectory_view="both") as again,
+    ):  # each view is cached on its own, and shared with the view's own config
+        assert final.reward(QUESTION, FAILED, REFERENCE, tools=SCHEMAS)["source"] == "cache"
+        assert full.reward(QUESTION, FAILED, REFERENCE, tools=SCHEMAS)["source"] == "cache"
+        assert again.reward(QUESTION, FAILED, REFERENCE, tools=SCHEMAS)["source"] == "cache"
+
+
 def test_a_failure_seen_only_in_a_tool_result_is_judged_from_the_trace(fake_judge, tmp_path):
     with system(fake_judge.url, tmp_path) as default:  # trajectory_view: full is the default
         assert default.config.trajectory_view == "full"
