@@ -230,3 +230,17 @@ def test_a_step_score_that_is_not_a_finite_number_never_reaches_the_caller(tmp_p
         result = rs.reward(QUESTION, RECOVERED, REFERENCE)
     assert result["step_scores"] == [None, 1.0]
     assert result["reward"] is not None and 0.0 <= result["reward"] <= 1.0
+
+
+def test_both_views_and_the_turns_are_judged_in_one_batch_and_a_repeat_comes_from_the_cache(fake_judge, tmp_path):
+    with _system(fake_judge.url, tmp_path, process={"weight": 0.5}, trajectory_view="both") as rs:
+        first = rs.reward(QUESTION, RECOVERED, REFERENCE)
+        asked = sum(fake_judge.judged_prompts.values())
+        again = rs.reward(QUESTION, RECOVERED, REFERENCE)
+        metrics = rs.get_metrics()
+    assert first["judge_scores"] == {"trace": 1.0, "final_reply": 1.0} and first["step_scores"] == [0.0, 1.0]
+    assert first["reward"] == pytest.approx(0.75)  # outcome 1 in both views, the turns' mean 0.5, weight 0.5
+    assert metrics["judged_items"] == 4  # the trace, the final reply, two turns
+    assert again["source"] == "cache" and again["reward"] == first["reward"]
+    assert again["judge_scores"] == first["judge_scores"]
+    assert sum(fake_judge.judged_prompts.values()) == asked  # every part came from the cache
