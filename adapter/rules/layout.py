@@ -10,8 +10,9 @@ stands right above it (docs/canonical-answers.md, "Where the final statement is"
   The block that is not blank above it must end a sentence or a formula (``.``, a digit, ``$``,
   ``\\)``, ``\\]``), be an element, or be an answer header; otherwise it leads into the final
   block and a qualifier there ("It is not" / "42", "A common wrong answer is:" / "\\boxed{42}")
-  would be cut off. One that ends with ":" may start the final statement itself: the two are
-  read as one ("So, the area is:" / "\\[\\boxed{9\\pi}\\]"). A Markdown heading ("#### 42") and an
+  would be cut off. It may start the final statement itself: the two are read as one, and must
+  parse whole ("So, the area is:" / "\\[\\boxed{9\\pi}\\]", "Thus, the answer is" / "\\boxed{A}").
+  A Markdown heading ("#### 42") and an
   ``<answer>`` element start afresh. An answer header starts afresh by the same test on the block
   above it ("A tempting but wrong result is" / "### Final Answer" / "$$\\boxed{42}$$" is no
   statement). A thematic break ("---") is passed over: the block above it is the one above.
@@ -65,10 +66,6 @@ class Block:
         this?" / "\\boxed{42}"), blank lines between or not."""
         stripped = self.text.rstrip()
         return bool(self.element) or stripped.endswith(_LINE_ENDS) or stripped[-1:].isdigit()
-
-    def introduces(self) -> bool:
-        """It ends with a colon: what follows completes its sentence ("So, the area is:")."""
-        return self.text.rstrip().endswith(":")
 
     @property
     def thematic_break(self) -> bool:

@@ -114,7 +114,7 @@ def _subject_asked(reading: Reading, question: Question) -> bool:
 def _starts_afresh(above: Block | None) -> bool:
     """What comes after ``above`` (the block above it, None at the top) starts afresh: nothing is
     above, or a sentence or a formula ends there and does not lead into what follows."""
-    return above is None or (above.ends_a_paragraph() and not above.introduces())
+    return above is None or above.ends_a_paragraph()
 
 
 def _one(answers: list[CanonicalAnswer]) -> CanonicalAnswer | None:
@@ -148,8 +148,9 @@ def _final_statement(
         return f"the final statement {_shown(final.text.strip())} reads more than one way"
     if answers:
         return _Stated(answers[0], final.start)
-    if previous is not None and previous.introduces() and _starts_afresh(above[-2] if len(above) > 1 else None):
-        # The line above starts the statement the final block ends ("So, the area is:" then \[...\]).
+    if previous is not None and not previous.ends_a_paragraph() and _starts_afresh(above[-2] if len(above) > 1 else None):
+        # The line above starts the statement the final block ends ("So, the area is:" then \[...\],
+        # "Thus, the answer is" then \boxed{A}); the two parse whole as one, or state nothing.
         joined = f"{previous.text.strip()} {final.text.strip()}"
         answer = _one(_answers(readings(grammar.value_grammar, joined), grammar, question, True, False) or [])
         if answer is not None:

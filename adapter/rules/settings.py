@@ -25,8 +25,9 @@ class RuleSettings(BaseModel):
         le=1.0,
         description=(
             "NUMBER: a reference decimal with more significant digits than this relative precision "
-            "resolves is taken as rounded (an answer written at least as finely that rounds to it is "
-            "equal); any other reference is compared exactly"
+            "resolves may be a rounding: an answer written more finely that rounds to it is the "
+            "judge's, never a proven mismatch (nor paid by rule: 123.454 is no price of 123.45); "
+            "every answer is otherwise compared exactly"
         ),
     )
     symbolic_timeout: float = Field(

@@ -9,6 +9,7 @@ beside it (``number.py`` and ``number.lark``); ``adapter.rules.answer_types`` is
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable
 from dataclasses import dataclass
 from enum import Enum
@@ -19,9 +20,19 @@ from typing import Protocol
 from adapter.rules.settings import RuleSettings
 from adapter.rules.statement import Reading
 
-__all__ = ["AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "grammar_file", "same_word", "words"]
+__all__ = [
+    "MINUS", "AnswerTypeGrammar", "CanonicalAnswer", "Equality", "Question", "grammar_file", "in_ascii_tex",
+    "same_word", "words",
+]  # fmt: skip
+
+# The grammars' minus signs: the hyphen-minus and the minus sign (U+2212), one meaning.
+MINUS = frozenset({"-", "\u2212"})
 
 _ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
+# Words between "how many" and what it counts ("how many more apples").
+_COMPARING = frozenset({"more", "fewer", "less"})
+# What makes a unit compound when it follows it ("km/h", "cm^2", "cm²", "cm³").
+_COMPOUND = ("/", "^", "\u00b2", "\u00b3")
 # What opens the part of an asking sentence that names what it asks for (``Question.says``).
 _ASKS_FOR = frozenset({"what", "which", "find", "compute", "calculate", "determine", "evaluate"})
 _COPULAS = frozenset({"is", "was", "are", "were", "will", "would"})
@@ -31,8 +42,31 @@ _NOT_IN_A_PHRASE = frozenset({"the", "a", "an", "s", "its", "their", "his", "her
 _SENTENCE_ENDS = (". ", "? ", "! ", "\n")
 # The words that join what a question asks for to more of it ("apples and oranges").
 _JOINING = frozenset({"and", "or", "plus"})
+# How a sentence that says only how to write the answer opens ("Express your answer as a fraction.").
+_INSTRUCTING = frozenset({"express", "give", "write", "enter", "put", "present", "provide", "leave", "please"})
 # The words straight before a letter whose value a question asks for ("what is x", "find x").
 _ASKING_FOR_A_VALUE = frozenset({"is", "find", "for", "of", "compute", "determine", "evaluate"})
+
+
+def in_ascii_tex(text: str) -> str:
+    """``text`` as math-verify reads it: the minus sign (U+2212) as "-", "\u03c0" as "\\pi", and
+    the root sign over what the grammar puts under it ("\u221a13", "\u221ax", "\u221a(x+1)") as
+    "\\sqrt{...}"."""
+    text = text.replace("\u2212", "-").replace("\u03c0", "\\pi ")
+    while (at := text.find("\u221a")) >= 0:
+        end = at + 1
+        if text[end : end + 1] == "(":
+            depth = 0
+            for end in range(at + 1, len(text)):
+                depth += (text[end] == "(") - (text[end] == ")")
+                if depth == 0:
+                    break
+            end += 1
+        else:
+            while end < len(text) and (text[end].isdigit() or (end == at + 1 and text[end].isalpha())):
+                end += 1
+        text = f"{text[:at]}\\sqrt{{{text[at + 1 : end]}}}{text[end:]}"
+    return text
 
 
 def words(text: str) -> list[str]:
@@ -48,6 +82,13 @@ def _tokens(text: str) -> list[str]:
 def _letters(text: str) -> set[str]:
     """The single letters that stand as words in ``text`` (the names of unknowns), but "a" and "I"."""
     return {token for token in _tokens(text) if len(token) == 1 and token.isalpha()} - {"a", "A", "I"}
+
+
+def _instructs(sentence: str) -> bool:
+    """The sentence only says how to write the answer: it opens with "Express", "Give", "Put",
+    ... and names the answer ("Give your answer as a common fraction.")."""
+    found = words(sentence)
+    return bool(found) and found[0] in _INSTRUCTING and "answer" in found
 
 
 def same_word(word: str, among: frozenset[str]) -> bool:
@@ -69,17 +110,41 @@ class Question:
         return frozenset(words(self.prompt))
 
     @cached_property
-    def asked(self) -> frozenset[str]:
-        """The words the question asks its answer in: after "how many", "how much", "number of"
-        (two words) and "in" (one)."""
-        found = words(self.prompt)
-        asked: set[str] = set()
-        for i, word in enumerate(found[:-1]):
-            if (word, found[i + 1]) in _ASKING:
-                asked.update(found[i + 2 : i + 4])
-            elif word == "in":
-                asked.add(found[i + 1])
-        return frozenset(asked)
+    def _runs(self) -> list[tuple[str, int, int]]:
+        """The prompt's runs of ASCII letters and digits, lower-cased, with where each starts and ends."""
+        runs: list[tuple[str, int, int]] = []
+        start = None
+        for at, char in enumerate(f"{self.prompt} "):
+            inside = char.isascii() and char.isalnum()
+            if inside and start is None:
+                start = at
+            elif not inside and start is not None:
+                runs.append((self.prompt[start:at].lower(), start, at))
+                start = None
+        return runs
+
+    def allows_unit(self, unit: tuple[str, ...]) -> bool:
+        """The question asks its answer in this unit, whole: its words come right after "how
+        many", "how much", "number of" (and "more", "fewer" or "less") or "in", and neither "per",
+        "/" nor a power follows them ("42 days" for "how many days"; "50 km" answers no "in km/h",
+        "120 feet" no "how many square feet", "12 liters" no "in liters per minute")."""
+        runs = self._runs
+        for i in range(len(runs)):
+            pair = tuple(run for run, _, _ in runs[i : i + 2])
+            at = i + 2 if pair in _ASKING else i + 1 if runs[i][0] == "in" else None
+            while at is not None and at < len(runs) and runs[at][0] in _COMPARING:
+                at += 1
+            if at is None or at + len(unit) > len(runs):
+                continue
+            said = runs[at : at + len(unit)]
+            if not all(same_word(word, frozenset({run})) for word, (run, _, _) in zip(unit, said, strict=True)):
+                continue
+            between = [self.prompt[a[2] : b[1]] for a, b in itertools.pairwise(said)]
+            after = self.prompt[said[-1][2] :].lstrip(" ")
+            following = runs[at + len(unit)][0] if at + len(unit) < len(runs) else ""
+            if all(not gap.strip() for gap in between) and not after.startswith(_COMPOUND) and following != "per":
+                return True
+        return False
 
     @cached_property
     def counted(self) -> frozenset[str]:
@@ -138,12 +203,14 @@ class Question:
 
     @cached_property
     def asking_sentence(self) -> str:
-        """The sentence that asks: the last one with a question mark, else the last one."""
+        """The sentence that asks: the last one with a question mark, else the last one that does
+        not only say how to write the answer ("Find the distance ... . Express your answer in
+        simplest radical form."), else the last one."""
         text = self.prompt.strip()
         for end in _SENTENCE_ENDS:
             text = text.replace(end, end[0] + "\0")
         sentences = [s.strip() for s in text.split("\0") if s.strip()]
-        asking = [s for s in sentences if s.endswith("?")]
+        asking = [s for s in sentences if s.endswith("?")] or [s for s in sentences if not _instructs(s)]
         return (asking or sentences or [""])[-1]
 
 

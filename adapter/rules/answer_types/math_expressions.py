@@ -21,7 +21,14 @@ from fractions import Fraction
 
 from lark import Token, Tree
 
-from adapter.rules.answer_types.base import CanonicalAnswer, Equality, Question, grammar_file
+from adapter.rules.answer_types.base import (
+    MINUS,
+    CanonicalAnswer,
+    Equality,
+    Question,
+    grammar_file,
+    in_ascii_tex,
+)
 from adapter.rules.extraction.anchors import trailing_expression
 from adapter.rules.statement import Reading, readings, span, unwrap
 from adapter.rules.symbolic import math_differs, math_equal
@@ -32,7 +39,11 @@ _FUNCTIONS = frozenset(["sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arc
 
 
 # The terminals that carry meaning in a parsed expression; the others are brackets and braces.
-_MEANINGFUL = frozenset({"NUMBER", "DIGIT", "LETTERS", "CONSTANT", "GREEK", "FUNCTION", "ADD", "SIGN", "MUL"})
+_MEANINGFUL = frozenset({"NUMBER", "DIGIT", "RADICAND", "LETTERS", "ARGUMENT", "CONSTANT", "GREEK", "FUNCTION", "ADD", "SIGN", "MUL"})
+# The letters a value is written in: the reference's own only.
+_LETTER_TOKENS = frozenset({"LETTERS", "ARGUMENT"})
+# Constants written in Unicode, as their TeX names.
+_CONSTANTS = {"\u03c0": "pi"}
 _QUOTIENTS = frozenset({"/", "\\div"})
 Form = tuple[object, ...]
 
@@ -69,23 +80,23 @@ def written_form(node: Tree[Token] | Token) -> Form:
     sum's terms and a product's factors, brackets, and spelling ("\\dfrac" is "\\frac", "a/b" is
     "\\frac{a}{b}", "\\cdot" is "*", a number is its value)."""
     if isinstance(node, Token):
-        if node.type in ("NUMBER", "DIGIT"):
+        if node.type in ("NUMBER", "DIGIT", "RADICAND"):
             return ("number", Fraction(str(node)))
-        if node.type == "LETTERS":
+        if node.type in _LETTER_TOKENS:
             letters = _letters(str(node))
             return letters[0] if len(letters) == 1 else _flat("product", letters)
-        return ("symbol", str(node).lstrip("\\"))
+        return ("symbol", _CONSTANTS.get(str(node), str(node).lstrip("\\")))
     parts = _meaningful(node)
     if node.data == "signed":
         sign, inner = parts
-        return ("negated", written_form(inner)) if sign == "-" else written_form(inner)
+        return ("negated", written_form(inner)) if sign in MINUS else written_form(inner)
     if node.data == "implicit_product":
         return _flat("product", [written_form(part) for part in parts])
     if node.data == "binary":
         left, operator, right = parts
-        if operator in ("+", "-"):
+        if operator == "+" or operator in MINUS:
             term = written_form(right)
-            return _flat("sum", [written_form(left), ("negated", term) if operator == "-" else term])
+            return _flat("sum", [written_form(left), ("negated", term) if operator in MINUS else term])
         if operator in _QUOTIENTS:
             return ("fraction", written_form(left), written_form(right))
         return _flat("product", [written_form(left), written_form(right)])
@@ -174,14 +185,14 @@ class MathExpressionsGrammar:
         checked: list[Tree[Token]] = []
         while value.data == "chain":
             link, slot = (c for c in value.children if isinstance(c, Tree))
-            links.append(span(link, source).strip())
+            links.append(in_ascii_tex(span(link, source)).strip())
             if not _is_name(links[-1]):
                 checked.append(link)
             value, _ = unwrap(slot)
         if links and value.data == "list":
             return None
         checked.append(value)
-        final = span(value, source).strip()
+        final = in_ascii_tex(span(value, source)).strip()
         return Statement(final=final, links=tuple(links), form=written_form(value)), checked
 
     def _reference(self, question: Question) -> tuple[Tree[Token], Statement] | None:
@@ -200,7 +211,7 @@ class MathExpressionsGrammar:
         statement, checked = made
         tokens = [t for part in checked for t in part.scan_values(lambda v: isinstance(v, Token))]
         for token in tokens:
-            if token.type == "LETTERS" and not set(str(token)) <= letters:
+            if token.type in _LETTER_TOKENS and not set(str(token)) <= letters:
                 return None
             if token.type == "GREEK" and str(token)[1:] not in commands:
                 return None
@@ -210,7 +221,9 @@ class MathExpressionsGrammar:
         is_list = reference[0].data == "list" if reference else "," in question.reference
         if reading.value.data == "list" and not is_list:
             return None
-        return CanonicalAnswer(text=statement.final, key="".join(statement.final.split()), detail=statement)
+        # One written form is one answer ("(x + 3)/2" above a final "\\frac{x+3}{2}" states no other).
+        key = statement.form if statement.form is not None else "".join(statement.final.split())
+        return CanonicalAnswer(text=statement.final, key=key, detail=statement)
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
         """Math-verify's equivalence, in the reference's written form, with every link proven;

@@ -1,18 +1,18 @@
 """NUMBER: one number, exactly the value of the digits written (grammar: ``number.lark``).
 
 Reading: a number is an exact rational of its digits ("1,234" is 1234, "0.1" is 1/10, "3 \\times
-10^{4}" is 30000, an integer of any length exactly); "%" divides by 100 on both sides. Allow-lists:
-a currency sign only where the question writes amounts with "$" or says "dollar"; "%" only where
-the question or the reference does; a unit only where the question asks for it ("how many days",
-"number of apples", "in minutes") or the reference carries it, never converted.
+10^{4}" is 30000, an integer of any length exactly, the minus sign U+2212 is minus); "%" divides by 100 on both
+sides. Allow-lists: a currency sign only where the question writes amounts with "$" or says
+"dollar"; "%" only where the question or the reference does; a unit only where the question asks
+for it, whole ("how many days", "number of apples", "in minutes"; not "km" for "in km/h" or "feet"
+for "how many square feet": ``Question.allows_unit``) or the reference carries it, never converted.
 
-Equality: the same exact value. Only a reference written as an inexact decimal (more significant
-digits than ``rules.rel_tol`` resolves, "6.62607015e-34") is taken as rounded: an answer written at
-least as finely that rounds to it at its last digit is equal ("0.14285714286" for "0.1428571429";
-"0.1428571428" and "0.142857" are not).
-A different value is a proven mismatch, except where it may be a rounding of the reference at the
-answer's own precision ("0.33" for "1/3") or where "%" stands on one side only: the judge decides
-those. A reference that is no number in the grammar ("2\\sqrt{3}") is compared symbolically, and
+Equality: the same exact value, with "%" on both sides or neither ("0.25" for "25%" is the
+judge's). A different value is a proven mismatch, except where one may be a rounding of the other:
+of the answer at the reference's last digit, where the reference is a decimal with more significant
+digits than ``rules.rel_tol`` resolves ("0.14285714286" for "0.1428571429"; "123.454" for
+"123.45"), or of the reference at the answer's own ("0.33" for "1/3"). The judge decides those; no
+rounding is paid by rule. A reference that is no number in the grammar ("2\\sqrt{3}") is compared symbolically, and
 only with an exact answer (a decimal is no proof of an exact constant). Every link of a chain
 ("6 \\times 7 = 42", "x = 42") is evaluated exactly and must be the final number: exactly for an
 integer or fraction, within half a unit of its last digit for a decimal.
@@ -27,10 +27,12 @@ from fractions import Fraction
 from lark import Token, Tree
 
 from adapter.rules.answer_types.base import (
+    MINUS,
     CanonicalAnswer,
     Equality,
     Question,
     grammar_file,
+    in_ascii_tex,
     same_word,
     words,
 )
@@ -128,7 +130,7 @@ def _magnitude(token: Token) -> tuple[Fraction, Fraction]:
 def _number(node: Tree[Token]) -> tuple[Fraction, Fraction, bool]:
     """(exact value, place value of the last digit, exact as written) of a ``number`` node."""
     tokens = _tokens(node)
-    sign = -1 if tokens and tokens[0].type == "SIGN" and tokens[0] == "-" else 1
+    sign = -1 if tokens and tokens[0].type == "SIGN" and tokens[0] in MINUS else 1
     if node.data == "plain":
         (digits,) = _tokens(_trees(node)[0])
         value, place = _magnitude(digits)
@@ -136,7 +138,7 @@ def _number(node: Tree[Token]) -> tuple[Fraction, Fraction, bool]:
     ints = [Fraction(str(t).replace(",", "")) for t in tokens if t.type == "INT"]
     if node.data in ("ratio", "tex_fraction"):
         signs = [t for t in tokens if t.type == "SIGN"]
-        if node.data == "tex_fraction" and len(signs) == 2 and signs[1] == "-":
+        if node.data == "tex_fraction" and len(signs) == 2 and signs[1] in MINUS:
             sign = -sign
         if ints[-1] == 0:
             raise NotExact("division by zero")
@@ -145,7 +147,7 @@ def _number(node: Tree[Token]) -> tuple[Fraction, Fraction, bool]:
     value, place = _magnitude(digits)
     times = next(i for i, t in enumerate(tokens) if t.type == "TIMES")
     exponent = int(
-        "".join(str(t).replace(",", "") for t in tokens[times + 1 :] if t.type != "SIGN" or t == "-")
+        "".join("-" if t in MINUS else str(t).replace(",", "") for t in tokens[times + 1 :] if t.type != "SIGN" or t in MINUS)
     )
     if abs(exponent) > MAX_BITS:
         raise NotExact("exponent out of bounds")
@@ -180,7 +182,7 @@ def _evaluate(node: Tree[Token] | Token) -> Fraction:
     if node.data == "binary":
         left, op, right = children
         a, b = _evaluate(left), _evaluate(right)
-        if op in ("+", "-"):
+        if op == "+" or op in MINUS:
             return _bounded(a + b if op == "+" else a - b)
         if op in ("/", "\\div", "\u00f7"):
             if b == 0:
@@ -189,7 +191,7 @@ def _evaluate(node: Tree[Token] | Token) -> Fraction:
         return _bounded(a * b)
     if node.data == "negated":
         sign, inner = children
-        return -_evaluate(inner) if sign == "-" else _evaluate(inner)
+        return -_evaluate(inner) if sign in MINUS else _evaluate(inner)
     if node.data == "raised":
         base, exponent = (_evaluate(c) for c in children)
         if exponent.denominator != 1 or abs(exponent) > MAX_EXPONENT or (base == 0 and exponent < 0):
@@ -248,8 +250,8 @@ class NumberGrammar:
                 return None
             if percent and not ("%" in question.prompt + question.reference or "percent" in question.words):
                 return None
-            allowed = question.asked | frozenset(words(question.reference))
-            if not all(same_word(u, allowed) for u in units):
+            carried = frozenset(words(question.reference))
+            if units and not (question.allows_unit(units) or all(same_word(u, carried) for u in units)):
                 return None
         try:
             written, place, exact = _number(number)
@@ -300,8 +302,8 @@ class NumberGrammar:
         return values.pop() if len(values) == 1 else None
 
     def compare(self, answer: CanonicalAnswer, question: Question, timeout_s: float) -> Equality:
-        """The final number against the reference (exact; relative tolerance for an inexact
-        reference); an equal one is proven only with every link of its chain."""
+        """The final number against the reference (exact; a rounding either way is the judge's); an
+        equal one is proven only with every link of its chain."""
         chain = answer.detail
         if not isinstance(chain, Chain):
             return Equality.UNPROVEN
@@ -320,16 +322,20 @@ class NumberGrammar:
     def _final_equality(self, final: Quantity, text: str, question: Question, timeout_s: float) -> Equality:
         reference = self.reference(question)
         if reference is None:
-            if final.exact and math_equal(question.reference, text, timeout_s):
+            if final.exact and math_equal(question.reference, in_ascii_tex(text), timeout_s):
                 return Equality.EQUAL
             return Equality.UNPROVEN
-        if final.value == reference.value or (
-            reference.inexact(question.settings.rel_tol) and final.rounds_to(reference)
-        ):  # "0.75" for "3/4" is the judge's where the question asks for a notation
+        if final.percent != reference.percent:
+            return Equality.UNPROVEN  # "0.25" for "25%": the question may ask for a percent
+        if final.value == reference.value:
+            # "0.75" for "3/4" is the judge's where the question asks for a notation
             notation_asked = bool(_NOTATION_WORDS & question.words)
             return Equality.UNPROVEN if notation_asked and final.notation != reference.notation else Equality.EQUAL
-        if final.percent != reference.percent or final.may_round(reference.value):
-            return Equality.UNPROVEN  # "%" on one side only, or a rounding: the judge's
+        if (reference.inexact(question.settings.rel_tol) and final.rounds_to(reference)) or final.may_round(
+            reference.value
+        ):  # the reference may be a rounding of the answer ("0.14285714286" for "0.1428571429"; but
+            # "123.454" is no price of "123.45"), or the answer of the reference: the judge's
+            return Equality.UNPROVEN
         return Equality.DIFFERENT
 
 

@@ -29,7 +29,7 @@ MULTI = "Select all even numbers: (A) 2 (B) 4 (C) 5 (D) 6"
         ("The final answer is 7", "-7", 0.0),
         ("The final answer is +7", "7", 1.0),
         ("The answer is 3.15", "3.1416", 0.0),
-        ("The answer is 3.14159", "3.1416", 1.0),  # within the default 1e-4 relative tolerance
+        ("The answer is 3.14159", "3.1416", 0.0),  # may round to it: the judge's, never paid by rule
         ("The answer is 3 or 4 or 5", "4", 0.0),
         ("**42**", "42", 1.0),
         ("Half of 1 is 1/2.", "0.5", 0.0),  # outside the canonical grammar: the judge's
@@ -81,11 +81,14 @@ def test_number(completion, answer, reward):
     assert grade("q", completion, answer, "NUMBER").reward == reward
 
 
-def test_rel_tol_says_which_references_are_rounded():
-    assert grade("q", "The answer is 3.14159", "3.14", "NUMBER").reward == 0.0  # 3.14 is exact
-    assert grade("q", "The answer is 3.14159", "3.14", "NUMBER", RuleSettings(rel_tol=1e-2)).reward == 1.0
-    for rel_tol in (1e-4, 1e-2, 1.0):  # an answer coarser than the reference never pays
-        assert grade("q", "The answer is 3.1416", "3.14159", "NUMBER", RuleSettings(rel_tol=rel_tol)).reward == 0.0
+def test_rel_tol_says_which_references_may_be_roundings():
+    exact = grade("q", "The answer is 3.14159", "3.14", "NUMBER")  # 3.14 is exact: proven different
+    assert (exact.reward, exact.proven) == (0.0, True)
+    rounded = grade("q", "The answer is 3.14159", "3.14", "NUMBER", RuleSettings(rel_tol=1e-2))
+    assert (rounded.reward, rounded.proven) == (0.0, False)  # 3.14 may be a rounding: the judge's
+    for rel_tol in (1e-4, 1e-2, 1.0):  # no answer other than the reference's value is paid by rule
+        for answer in ("3.1416", "3.141592"):
+            assert grade("q", f"The answer is {answer}", "3.14159", "NUMBER", RuleSettings(rel_tol=rel_tol)).reward == 0.0
 
 
 @pytest.mark.parametrize(
@@ -310,8 +313,8 @@ def test_extract_final_answer():
 
 def test_reward_system_interface():
     system = RuleRewardSystem({"rel_tol": 0.01})
-    result = system.reward("q", "The answer is 3.14159", "3.14", "NUMBER")
-    assert result["reward"] == 1.0 and result["source"] == "rule" and result["extracted"] == "3.14159"
+    result = system.reward("q", "The answer is 3.140", "3.14", "NUMBER")
+    assert result["reward"] == 1.0 and result["source"] == "rule" and result["extracted"] == "3.140"
     assert {"reward", "source", "explanation", "extracted", "reason"} <= set(result)
     batch = system.reward_batch(
         [{"prompt": "q", "completion": "It is 4", "answer": "4"}, {"completion": None}]

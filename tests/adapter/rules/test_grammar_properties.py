@@ -59,6 +59,9 @@ _TERMINALS = {
     "OPTION_TEXT": st.sampled_from(["blood", "Blood", "sky", "grass"]),
     # A run of letters ends where no letter follows: two runs written side by side are one run.
     "LETTERS": st.sampled_from(["x ", "y ", "xy ", "A "]),
+    # What a function or the root sign takes unbracketed: nothing after it may be under it too.
+    "ARGUMENT": st.sampled_from(["x", "y"]),
+    "RADICAND": st.sampled_from(["3", "12"]),
 }
 
 

@@ -61,7 +61,8 @@ PAID_AS_STATED = {
     # Round 6's probes: the same in every form, and a qualifier or a disowning word made a sentence
     # of its own ("approx." / \\boxed{42}, "At least." / \\boxed{42}, "Wrong. The answer is 42.",
     # "Guess, so the answer is 42."): the line above ends a sentence, so the final statement starts
-    # afresh, and the value it states is the reference.
+    # afresh, and the value it states is the reference; so is a whole statement in bold
+    # ("Here is a guess I don't trust." / "**The answer is 42.**").
     "grammar_adversarial_6_probes.jsonl": {
         f"adv6p_{category}_{i:02d}"
         for category, ids in {
@@ -69,7 +70,7 @@ PAID_AS_STATED = {
             "sameline_disown2": range(1, 4), "qual_above_header": (1, 4, 5), "pronoun_box": (1, 2, 4),
             "pronoun_box2": (1, 2), "think_fence": range(1, 4), "subject_prefix": (4, 5),
             "abbrev_period": (1, 3, 4, 5, 6, 7), "qualifier_period": (1, 3, 4, 5), "clause_lead": (1, 5),
-            "forward_ref_layout": (5,), "minimal": range(1, 8),
+            "forward_ref_layout": (3, 5), "minimal": range(1, 8),
         }.items()
         for i in ids
     },

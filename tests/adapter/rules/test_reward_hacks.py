@@ -119,7 +119,7 @@ SHAPES = [
     ("subscript-index", SIX_SEVEN, "The answer is 4₂", "4", "NUMBER", UNSURE),
     ("negative-of-the-answer", SIX_SEVEN, "The answer is -42.", "42", "NUMBER", ZERO),
     ("minus-in-words", SIX_SEVEN, "The answer is minus 42.", "42", "NUMBER", UNSURE),
-    ("unicode-minus", SIX_SEVEN, "The answer is \\boxed{−42}", "42", "NUMBER", UNSURE),
+    ("unicode-minus", SIX_SEVEN, "The answer is \\boxed{−42}", "42", "NUMBER", ZERO),  # U+2212 is minus
     ("both-signs", SIX_SEVEN, "±42", "42", "NUMBER", UNSURE),
     ("both-signs-or", SIX_SEVEN, "42 or -42", "-42", "NUMBER", UNSURE),
     ("lower-bound", SIX_SEVEN, "At least 42.", "42", "NUMBER", UNSURE),
@@ -325,7 +325,13 @@ SHAPES = [
     ("code-then-answer", SIX_SEVEN, "```python\nprint(6 * 7)\n```\nThe answer is 42.", "42", "NUMBER", PAID),
     ("fraction-for-a-decimal", "What is 3 / 4?", "The answer is 3/4", "0.75", "NUMBER", PAID),
     ("decimal-for-a-third", "What is 1/3?", "0.3333", "1/3", "NUMBER", UNSURE),
-    ("fine-reference-tolerance", "What is pi?", "The answer is 3.141592654", "3.14159265", "NUMBER", PAID),
+    ("fine-reference-tolerance", "What is pi?", "The answer is 3.141592654", "3.14159265", "NUMBER", UNSURE),
+    ("finer-than-a-price", "Three lamps at $41.15: the total in dollars?", "The answer is 123.454", "123.45", "NUMBER", UNSURE),
+    ("percent-asked-fraction-given", "What percent of 80 is 20?", "The answer is 0.25.", "25%", "NUMBER", UNSURE),
+    ("unit-first-word-of-a-rate", "A car covers 150 km in 3 hours. What is its speed in km/h?", "The answer is 50 km.", "50", "NUMBER", UNSURE),
+    ("unit-last-word-of-an-area", "A yard is 10 feet by 12 feet. How many square feet is it?", "The answer is 120 feet.", "120", "NUMBER", UNSURE),
+    ("unit-before-per", "How fast does it flow, in liters per minute?", "\\boxed{12 \\text{ liters}}", "12", "NUMBER", UNSURE),
+    ("unit-whole", "A yard is 10 feet by 12 feet. How many square feet is it?", "The answer is 120 square feet.", "120", "NUMBER", PAID),
     ("fine-reference-coarser-answer", "What is pi?", "The answer is 3.14159", "3.14159265", "NUMBER", UNSURE),
     ("rounded-reference-truncated", "What is 1/7 to 10 places?", "The answer is 0.1428571428.", "0.1428571429", "NUMBER", ZERO),
     ("one-option", RED, "The answer is (A).", "A", "MULTIPLE_CHOICE", PAID),
@@ -420,19 +426,19 @@ def test_an_unsure_rule_pays_the_configured_unsure_reward_when_the_judge_is_down
 
 
 @pytest.mark.parametrize(
-    ("rel_tol", "completion", "reward"),
+    ("rel_tol", "completion", "proven"),
     [
-        (1e-4, "3.141592654", 1.0),
-        (1e-4, "3.14159264", 0.0),
-        (1e-4, "3.1416", 0.0),
-        (1e-2, "3.1416", 0.0),
-        (1e-2, "3.141592653589", 1.0),
+        (1e-4, "3.141592654", False),  # may be what the reference rounds: the judge's
+        (1e-4, "3.14159264", True),  # as fine as the reference, and another value
+        (1e-4, "3.1416", False),  # the reference may round to it
+        (1e-2, "3.1416", False),
+        (1e-2, "3.141592653589", False),
     ],
     ids=["finer-and-rounds-to-it", "a-near-miss", "coarser", "coarser-at-a-loose-setting", "much-finer"],
 )
-def test_a_rounded_reference_pays_answers_that_round_to_it_at_its_last_digit(rel_tol, completion, reward):
+def test_a_reference_that_may_be_rounded_is_paid_only_as_written(rel_tol, completion, proven):
     verdict = grade("What is pi?", completion, "3.14159265", "NUMBER", RuleSettings(rel_tol=rel_tol))
-    assert verdict.reward == reward, verdict.explanation
+    assert (verdict.reward, verdict.proven) == (0.0, proven), verdict.explanation
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,8 @@ def test_the_registry_has_a_grammar_for_every_built_in_answer_type():
         ("It costs $3. How much for 2?", "6", "\\$6", Fraction(6)),
         ("q", "42 days", "42 days", Fraction(42)),
         ("q", "42", "\\text{42}", Fraction(42)),
+        ("q", "-3", "\u22123", Fraction(-3)),  # the minus sign (U+2212) is minus
+        ("q", "-0.5", "\\frac{\u22121}{2}", Fraction(-1, 2)),
         # Outside the grammar or an allow-list.
         ("q", "42", "42K", None),
         ("q", "42", "42 grand", None),
@@ -87,12 +89,12 @@ def test_number_reads_the_exact_value_of_the_digits_written(prompt, reference, t
         ("42", "42.0", Equality.EQUAL),
         ("42", "41", Equality.DIFFERENT),
         ("42%", "0.42%", Equality.DIFFERENT),  # "%" means one thing on both sides
-        ("42%", "0.42", Equality.EQUAL),
+        ("42%", "0.42", Equality.UNPROVEN),  # "%" on one side only: the judge's
         ("42%", "42", Equality.UNPROVEN),  # "%" on one side only: the judge's
         ("12345678901234567", "12345678901234568", Equality.DIFFERENT),  # exact at any length
-        ("6.62607015e-34", "6.626070150e-34", Equality.EQUAL),  # an inexact reference: rounds to it
+        ("6.62607015e-34", "6.626070150e-34", Equality.EQUAL),  # the same value
         ("6.62607015e-34", "6.626e-34", Equality.UNPROVEN),  # written more coarsely: the judge's
-        ("0.1428571429", "0.14285714286", Equality.EQUAL),
+        ("0.1428571429", "0.14285714286", Equality.UNPROVEN),  # may be a rounding: the judge's
         ("0.1428571429", "0.1428571428", Equality.DIFFERENT),  # truncated, not rounded
         ("0.1428571429", "0.142857", Equality.UNPROVEN),
         ("6.62607015e-34", "0", Equality.UNPROVEN),  # no absolute tolerance: a rounding, the judge's
@@ -120,6 +122,8 @@ def test_number_proof(reference, text, equality):
         ("6 \\times 8 = 42", Equality.UNPROVEN),  # a false link: no proof
         ("x = 3 = 42", Equality.UNPROVEN),
         ("6 \\times 7 = 41", Equality.DIFFERENT),  # the final value decides a mismatch
+        ("49 \u2212 7 = 42", Equality.EQUAL),  # the minus sign (U+2212) subtracts
+        ("49 \u2212 6 = 42", Equality.UNPROVEN),
         ("84 / 2 = 42", Equality.EQUAL),
         ("85 / 2 = 42", Equality.UNPROVEN),  # an integer is exact: 42.5 is not 42
     ],
@@ -283,6 +287,14 @@ def test_text_folds_spaces_and_the_and_keeps_every_mark_and_case(reference, text
         ("\\sqrt{2}", "\\sqrt2", False),
         ("x = 2, x = 3", "x = 3, x = 2", True),
         ("4", "3, 4", False),  # a list only for a list
+        ("3x^2\\sin x + x^3\\cos x", "3x^2\\sin x + x^3\\cos x", True),  # a function of one letter
+        ("\\sin(x^2)", "\\sin x^2", False),  # renders sin x², whose square it does not say
+        ("\\sin(x)", "\\sin x(x)", False),
+        ("2 + \\sqrt{3}", "2 + \u221a3", True),  # the root sign, over digits or one letter
+        ("\\sqrt{x+1}", "\u221a(x+1)", True),
+        ("\\sqrt{3}x", "\u221a3x", False),  # is x under it?
+        ("\\sqrt{13}", "\u221a13.5", False),
+        ("6\\pi", "6\u03c0", True),
     ],
 )
 def test_math_expressions_grammar(reference, text, read):
@@ -309,6 +321,15 @@ def test_math_expressions_grammar(reference, text, read):
         ("x = 2", "x = 3 = 2", Equality.UNPROVEN),  # every link, whatever the reference
         ("2x", "y = x + x = 2x", Equality.EQUAL),
         ("x^2 + y^2 = 1", "1", Equality.UNPROVEN),  # an equation is matched whole only
+        ("\\sin(x)", "\\sin x", Equality.EQUAL),
+        ("2 + \\sqrt{3}", "2 + \u221a3", Equality.EQUAL),
+        ("\\sqrt{x+1}", "\u221ax+1", Equality.DIFFERENT),  # the root of x, plus one
+        ("6\\pi", "6\u03c0", Equality.EQUAL),
+        ("6\\pi", "7\u03c0", Equality.DIFFERENT),
+        ("\\frac{x+3}{2}", "(x + 3)/2", Equality.EQUAL),
+        ("x - 1", "x \u2212 1", Equality.EQUAL),  # the minus sign (U+2212) is minus
+        ("x - 1", "x \u2212 2", Equality.DIFFERENT),
+        ("-x", "\u2212x", Equality.EQUAL),
     ],
 )
 def test_math_expressions_proof(reference, text, equality):
@@ -338,6 +359,12 @@ QUESTION = "How many apples are left?"
         ("6 \\times 7 = 42, so the answer is 42.", "match"),
         ("42", "match"),
         ("### Final Answer\n\n42", "match"),
+        ("Work.\n\nThus, the answer is\n\n\\boxed{42}", "match"),  # read as one with the line above
+        ("Work.\n\n### \u2705 Final Answer:\n$$\n\\boxed{42}\n$$", "match"),
+        ("Work.\n\n\u2705 **Final Answer: \\(42\\)**", "match"),
+        ("Work.\n\n**Therefore, the answer is 42.**", "match"),  # a statement in bold
+        ("Work.\n\n### Final Answer:\nThe number of apples is **42**.", "match"),
+        ("So the answer is 6 \\times 7.\n\n**Final Answer**\n\\[\\boxed{42}\\]", "unsure"),
         ("I counted. The answer is 41.", "mismatch"),
         # Not a statement, or not only one.
         ("It's approx. 42", "unsure"),
@@ -346,6 +373,10 @@ QUESTION = "How many apples are left?"
         ("It is not\nThe answer is 42.", "unsure"),
         ("The sum is not equal to\n$$\n\\boxed{42}\n$$", "unsure"),
         ("Let me see.\n42", "unsure"),  # a bare value is a statement only alone or under a header
+        ("Work.\n\nThus, the answer is not\n\n\\boxed{42}", "unsure"),  # the two parse as no statement
+        ("Work.\n\nI would guess the answer is\n\n\\boxed{42}", "unsure"),
+        ("Work.\n\n**Therefore, the answer is 42.** Or not.", "unsure"),
+        ("Work.\n\n\u274c **Final Answer: 42**", "unsure"),  # only a check mark opens a statement
         ("The answer is 41. The answer is 42.", "unsure"),
         ("Answer: 41\nAnswer: 42", "unsure"),
         ("\\boxed{41} or \\boxed{42}", "unsure"),
