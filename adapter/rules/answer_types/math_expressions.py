@@ -5,7 +5,8 @@ Allow-lists: the form the reference writes (``written_form``: the same operation
 operands, up to the order of a sum's terms or a product's factors, brackets and spelling), so a
 value equal in another form ("x^2 - 1" for "(x-1)(x+1)", "\\sqrt{8}" for "2\\sqrt{2}") is the
 judge's, for the question may ask for the form; the reference's own letters (a run of letters is a product of them) and Greek
-letters; a subscript only where the reference writes one; a list only where the reference is one.
+letters; a subscript only where the reference writes one; a list only where the reference is one;
+an interval as its brackets and ends, a union of them and a set's members in any order.
 Equality is math-verify's (``symbolic.math_equal``, bounded in time), never for a decimal where the
 reference writes none (3.141593 is not \\pi). A difference is proven only by different exact values
 at a rational point (``symbolic.math_differs``). A chain "E = ... = X" is proven link by link: a
@@ -39,7 +40,7 @@ _FUNCTIONS = frozenset(["sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arc
 
 
 # The terminals that carry meaning in a parsed expression; the others are brackets and braces.
-_MEANINGFUL = frozenset({"NUMBER", "DIGIT", "RADICAND", "LETTERS", "ARGUMENT", "CONSTANT", "GREEK", "FUNCTION", "ADD", "SIGN", "MUL"})
+_MEANINGFUL = frozenset({"INTERVAL_OPENS", "INTERVAL_CLOSES", "NUMBER", "DIGIT", "RADICAND", "LETTERS", "ARGUMENT", "CONSTANT", "GREEK", "FUNCTION", "ADD", "SIGN", "MUL"})
 # The letters a value is written in: the reference's own only.
 _LETTER_TOKENS = frozenset({"LETTERS", "ARGUMENT"})
 # Constants written in Unicode, as their TeX names.
@@ -85,6 +86,8 @@ def written_form(node: Tree[Token] | Token) -> Form:
         if node.type in _LETTER_TOKENS:
             letters = _letters(str(node))
             return letters[0] if len(letters) == 1 else _flat("product", letters)
+        if node.type in ("INTERVAL_OPENS", "INTERVAL_CLOSES"):
+            return ("bracket", str(node)[-1])  # "\\left[" is "["
         return ("symbol", _CONSTANTS.get(str(node), str(node).lstrip("\\")))
     parts = _meaningful(node)
     if node.data == "signed":
@@ -113,6 +116,8 @@ def written_form(node: Tree[Token] | Token) -> Form:
         items = [written_form(part) for part in parts]
         named = all(isinstance(part, Tree) and len(_meaningful(part)) == 2 for part in parts)
         return ("list", tuple(sorted(items, key=repr) if named else items))
+    if node.data in ("union", "set"):
+        return (node.data, tuple(sorted((written_form(part) for part in parts), key=repr)))
     if node.data == "function":
         name, argument = parts
         return ("function", str(name).lstrip("\\"), written_form(argument))

@@ -100,8 +100,10 @@ def test_rel_tol_says_which_references_may_be_roundings():
         ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}", 0.0),  # the question may ask for the simplest form
         ("\\boxed{\\sqrt{2} \\cdot 2}", "2\\sqrt{2}", 1.0),
         ("\\boxed{\\dfrac{1}{2}}", "\\frac{1}{2}", 1.0),
-        ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}", 0.0),  # outside the canonical grammar: the judge's
-        ("\\boxed{[1, 2]}", "[1, 2]", 0.0),  # outside the canonical grammar: the judge's
+        ("\\boxed{\\{2, 1\\}}", "\\{1, 2\\}", 1.0),  # a set, in any order
+        ("\\boxed{\\{2, 3\\}}", "\\{1, 2\\}", 0.0),  # another set: the judge's
+        ("\\boxed{[1, 2]}", "[1, 2]", 1.0),  # an interval, as the reference writes it
+        ("\\boxed{(1, 2]}", "[1, 2]", 0.0),  # another interval: the judge's
         ("\\boxed{(1, 2]}", "(1, 2)", 0.0),
         ("Thus x = 2", "2", 1.0),
         ("\\boxed{\\pm 3}", "3, -3", 0.0),  # outside the canonical grammar: the judge's

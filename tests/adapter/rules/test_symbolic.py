@@ -55,8 +55,9 @@ def test_8_threads_x_200_calls_match_single_threaded():
             pool.map(lambda _: [grade("Simplify.", c, a, "MATH_EXPRESSIONS").reward for c, a in calls], range(8))
         )
     assert all(out == single for out in outputs)
-    # a set is outside the grammar; a prompt that names no letter lets "x = 2" state 2
-    assert single[:8] == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+    # a set's members in any order; another interval is the judge's; a prompt that names no letter
+    # lets "x = 2" state 2
+    assert single[:8] == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
 
 
 def test_slow_sympy_work_times_out_with_a_defined_reward_and_no_leaked_thread():

@@ -295,6 +295,9 @@ def test_text_folds_spaces_and_the_and_keeps_every_mark_and_case(reference, text
         ("\\sqrt{3}x", "\u221a3x", False),  # is x under it?
         ("\\sqrt{13}", "\u221a13.5", False),
         ("6\\pi", "6\u03c0", True),
+        ("[1, 3)", "\\left[1, 3\\right)", True),  # an interval, its brackets as written
+        ("(-\\infty, 2] \\cup [5, \\infty)", "[5, \\infty) \\cup (-\\infty, 2]", True),
+        ("[1, 3)", "[1, 3", False),
     ],
 )
 def test_math_expressions_grammar(reference, text, read):
@@ -327,6 +330,10 @@ def test_math_expressions_grammar(reference, text, read):
         ("6\\pi", "6\u03c0", Equality.EQUAL),
         ("6\\pi", "7\u03c0", Equality.DIFFERENT),
         ("\\frac{x+3}{2}", "(x + 3)/2", Equality.EQUAL),
+        ("[1, 3)", "[1,3)", Equality.EQUAL),
+        ("(-\\infty, 2] \\cup [5, \\infty)", "[5, \\infty) \\cup (-\\infty, 2]", Equality.EQUAL),  # in any order
+        ("[1, 3)", "(1, 3)", Equality.UNPROVEN),  # another interval: the judge's
+        ("(-\\infty, 2] \\cup [5, \\infty)", "(-\\infty, 2]", Equality.UNPROVEN),
         ("x - 1", "x \u2212 1", Equality.EQUAL),  # the minus sign (U+2212) is minus
         ("x - 1", "x \u2212 2", Equality.DIFFERENT),
         ("-x", "\u2212x", Equality.EQUAL),
