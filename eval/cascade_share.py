@@ -32,32 +32,35 @@ Decision = str  # "pre-checks", "rule", "judge"
 
 @dataclass(frozen=True)
 class Decided:
-    """One row: its id, its --by group, who decides it without the judge, whether a wrong answer is paid."""
+    """One row: its id, its --by group, who decides it without the judge, whether a wrong answer is
+    paid and whether a right one is refused."""
 
     id: str
     group: str
     decision: Decision
     wrong_paid: bool
+    right_refused: bool
 
 
-def _decided(row: EvalRow, shown_chars: int) -> tuple[Decision, bool]:
-    """Who decides the row without the judge, and whether a wrong answer is paid."""
+def _decided(row: EvalRow, shown_chars: int) -> tuple[Decision, bool, bool]:
+    """Who decides the row without the judge, whether a wrong answer is paid and a right one refused."""
     try:
         graded = answer_part(row.completion)
     except UnclosedReasoning:
-        return "pre-checks", False  # no final answer: reward 0
+        return "pre-checks", False, row.label == 1  # no final answer: reward 0
     steps = row.trajectory
     if precheck(graded, row.answer, row.answer_type) is not None or (
         steps is not None and trace_precheck(fit_trajectory(steps, shown_chars)) is not None
     ):
-        return "pre-checks", False
+        return "pre-checks", False, row.label == 1
     request = JudgeRequest(
         prompt=row.prompt, completion=row.completion, answer=row.answer, answer_type=row.answer_type
     )
     decision = rule_first(request, RuleSettings())
     if not decision.decided:
-        return "judge", False
-    return "rule", decision.verdict.reward == 1.0 and row.label == 0
+        return "judge", False, False
+    paid = decision.verdict.reward == 1.0
+    return "rule", paid and row.label == 0, not paid and row.label == 1
 
 
 def _line(name: str, rows: list[Decided]) -> str:
@@ -65,12 +68,14 @@ def _line(name: str, rows: list[Decided]) -> str:
     prechecked = sum(r.decision == "pre-checks" for r in rows)
     ruled = sum(r.decision == "rule" for r in rows)
     wrong_paid = [r.id for r in rows if r.wrong_paid]
+    right_refused = [r.id for r in rows if r.right_refused]
     decided = prechecked + ruled
     return (
         f"{name}: {total} rows; decided without the judge {decided} ({decided / max(total, 1):.1%}: "
-        f"pre-checks {prechecked}, rule {ruled}); judge {total - decided}; wrong answers paid: "
-        f"{len(wrong_paid)} {wrong_paid or ''}"
-    ).rstrip()
+        f"pre-checks {prechecked}, rule {ruled}); judge {total - decided}; "
+        + "; ".join(f"{what}: {len(ids)} {ids or ''}".rstrip()
+                    for what, ids in (("right answers refused", right_refused), ("wrong answers paid", wrong_paid)))
+    )  # fmt: skip
 
 
 def decisions(path: Path, by: str | None = None) -> list[Decided]:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from eval.cascade_share import decisions
+from eval.data_files import read_records
 
 DATA = Path(__file__).resolve().parents[3] / "eval" / "data"
 # Wrong by their labels, right in the grammar: the final statement states the right answer after
@@ -74,13 +75,27 @@ PAID_AS_STATED = {
         }.items()
         for i in ids
     },
+    # Round 7 (blind, after round 6's fixes) and its probes: the same disowning line above the final
+    # statement or its header ("The following line is a deliberately wrong answer.", "## Wrong
+    # answer.", "> Note: the next line is wrong."), or a sentence before it on its line ("This is
+    # false. The answer is 30.").
+    "grammar_adversarial_7.jsonl": {f"adv7_disclaimer_line_above_{i}" for i in range(1, 10)}
+    | {f"adv7_disclaimer_above_header_{i}" for i in range(1, 9)}
+    | {f"adv7_same_line_false_prefix_{i}" for i in (1, 2, 4, 7)},
+    "grammar_adversarial_7_probes.jsonl": {f"adv7p_disc_{i}" for i in (1, 2, 3, 4, 5, 6, 8, 9, 10)}
+    | {f"adv7p_disc_forms_{i}" for i in (1, 2, 3, 7, 9)},
 }  # fmt: skip
 # The share of a round's controls the rule decides (the issue's guard for format-following rows is
 # 85%). Round 5's include shapes the grammar leaves to the judge by design: intervals, sets and
 # inequalities, look-alike digits ("４２"), "\color". Round 2's include a header under a line that
 # leads into it ("Using the difference of squares:" / "### Final Answer"), which the judge decides
 # since a header must start afresh too ("A tempting but wrong result is" / "### Final Answer").
-CONTROLS_DECIDED = {"grammar_adversarial_2.jsonl": 0.85, "grammar_adversarial_5.jsonl": 0.85}
+# Round 7's probes name their right rows "control_" too, but they are right answers in unusual forms
+# found by probing ("Tom has **27** apples left.", "twenty-seven", "$$27$$" alone): the floor is
+# what the rule decides of them now (35 of 86).
+CONTROLS_DECIDED = {
+    "grammar_adversarial_2.jsonl": 0.85, "grammar_adversarial_5.jsonl": 0.85, "grammar_adversarial_7_probes.jsonl": 0.4
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("round_file", sorted(PAID_AS_STATED))
@@ -89,6 +104,23 @@ def test_a_blind_round_pays_no_wrong_answer_but_those_stated_right(round_file):
     assert {r.id for r in rows if r.wrong_paid} == PAID_AS_STATED[round_file]
     controls = [r for r in rows if r.group.startswith("control_")]  # format-following: right, canonical
     assert sum(r.decision == "rule" for r in controls) >= CONTROLS_DECIDED.get(round_file, 0.9) * len(controls)
+
+
+@pytest.mark.parametrize(
+    ("styles_file", "decided"),
+    # policy_styles_2.jsonl was written blind to the grammar (the styles 17 families write, each
+    # from the writer's knowledge of them); "marked": its last paragraph holds "answer", a box, an
+    # <answer> tag or "####". It decided 74% of those before the fixes it prompted, 87.5% after:
+    # what is left states a text that is not the reference (no proof either way), or a sentence
+    # about a person or a thing ("James paid \\$\\(\\boxed{22}\\) for the beef.").
+    [("policy_styles_2.jsonl", 0.85)],
+)
+def test_the_rule_decides_the_marked_rows_of_a_blind_style_set_and_none_wrongly(styles_file, decided):
+    marked = {r["id"] for _, r in read_records(DATA / styles_file) if r["marked"]}
+    rows = decisions(DATA / styles_file, "category")
+    assert not [r.id for r in rows if r.wrong_paid]
+    assert not [r.id for r in rows if r.right_refused]
+    assert sum(r.decision == "rule" for r in rows if r.id in marked) >= decided * len(marked)
 
 
 def test_the_rule_decides_nine_in_ten_marked_style_rows_and_none_wrongly():
