@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +193,15 @@ def test_a_calibration_judge_eval_did_not_recommend_loads_with_a_warning(tmp_pat
     caplog.clear()
     load_calibration_file(_written(tmp_path, {"*": FITTED}, recommended=1), None, "rubric", "fast")
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_the_shipped_agent_run_calibration_loads_for_its_judge_and_moves_the_cut_up():
+    """configs/calibrations/: fitted on three labelled agent-run sets judged by the 1.5B judge
+    (docs/trajectories.md); the bundled contract model may not use it."""
+    path = Path(__file__).parents[3] / "configs" / "calibrations" / "qwen2.5-coder-1.5b-agent-runs.json"
+    calibration = load_calibration_file(path, "qwen2.5-coder-1.5b", "binary", "fast")
+    assert calibration.recommended and calibration.cross_validation["rows"] >= 200
+    curve = calibration.curve("*")
+    assert curve is not None and curve.probability(0.5) < 0.5 < curve.probability(0.65)  # the scores run high
+    with pytest.raises(JudgeConfigError, match="fitted for model"):
+        load_calibration_file(path, "smollm2-135m", "binary", "fast")
