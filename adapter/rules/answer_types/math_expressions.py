@@ -40,7 +40,8 @@ _FUNCTIONS = frozenset(["sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arc
 
 
 # The terminals that carry meaning in a parsed expression; the others are brackets and braces.
-_MEANINGFUL = frozenset({"INTERVAL_OPENS", "INTERVAL_CLOSES", "NUMBER", "DIGIT", "RADICAND", "LETTERS", "ARGUMENT", "CONSTANT", "GREEK", "FUNCTION", "ADD", "SIGN", "MUL"})
+_MEANINGFUL = frozenset({"INTERVAL_OPENS", "INTERVAL_CLOSES", "NUMBER", "DIGIT", "RADICAND", "LETTERS", "ARGUMENT",
+                         "CONSTANT", "GREEK", "FUNCTION", "ADD", "SIGN", "MUL"})  # fmt: skip
 # The letters a value is written in: the reference's own only.
 _LETTER_TOKENS = frozenset({"LETTERS", "ARGUMENT"})
 # Constants written in Unicode, as their TeX names.

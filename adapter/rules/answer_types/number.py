@@ -1,8 +1,8 @@
 """NUMBER: one number, exactly the value of the digits written (grammar: ``number.lark``).
 
 Reading: a number is an exact rational of its digits ("1,234" is 1234, "0.1" is 1/10, "3 \\times
-10^{4}" is 30000, an integer of any length exactly, the minus sign U+2212 is minus); "%" divides by 100 on both
-sides. Allow-lists: a currency sign only where the question writes amounts with "$" or says
+10^{4}" is 30000, an integer of any length exactly, the minus sign U+2212 is minus); "%" divides by
+100 on both sides. Allow-lists: a currency sign only where the question writes amounts with "$" or says
 "dollar"; "%" only where the question or the reference does; a unit only where the question asks
 for it, whole ("how many days", "number of apples", "in minutes"; not "km" for "in km/h" or "feet"
 for "how many square feet": ``Question.allows_unit``) or the reference carries it, never converted.
@@ -12,8 +12,8 @@ judge's). A different value is a proven mismatch, except where one may be a roun
 of the answer at the reference's last digit, where the reference is a decimal with more significant
 digits than ``rules.rel_tol`` resolves ("0.14285714286" for "0.1428571429"; "123.454" for
 "123.45"), or of the reference at the answer's own ("0.33" for "1/3"). The judge decides those; no
-rounding is paid by rule. A reference that is no number in the grammar ("2\\sqrt{3}") is compared symbolically, and
-only with an exact answer (a decimal is no proof of an exact constant). Every link of a chain
+rounding is paid by rule. A reference that is no number in the grammar ("2\\sqrt{3}") is compared
+symbolically, and only with an exact answer (a decimal is no proof of an exact constant). Every link of a chain
 ("6 \\times 7 = 42", "x = 42") is evaluated exactly and must be the final number: exactly for an
 integer or fraction, within half a unit of its last digit for a decimal.
 """
