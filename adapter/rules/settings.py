@@ -52,8 +52,8 @@ class RuleSettings(BaseModel):
         if isinstance(data, dict) and "abs_tol" in data:
             data = {k: v for k, v in data.items() if k != "abs_tol"}
             warnings.warn(
-                "rules: abs_tol no longer has an effect (a number is compared exactly, or rounded to "
-                "the reference's last digit where the reference is an inexact decimal): remove it",
+                "rules: abs_tol no longer has an effect (a number is compared exactly; a rounding is "
+                "the judge's): remove it",
                 FutureWarning,
                 stacklevel=2,
             )
