@@ -134,11 +134,8 @@ def _final_statement(
         return "the completion ends in a code block or a list item"
     above = [found[i] for i in filled[:-1] if not found[i].thematic_break]
     previous = above[-1] if above else None
-    header_above = (
-        previous is not None
-        and is_header(grammar.value_grammar, previous.text)
-        and _starts_afresh(above[-2] if len(above) > 1 else None)
-    )
+    previous_afresh = _starts_afresh(above[-2] if len(above) > 1 else None)  # the line above starts afresh
+    header_above = previous is not None and is_header(grammar.value_grammar, previous.text) and previous_afresh
     starts_afresh = header_above or _starts_afresh(previous)
     answers = _answers(
         readings(grammar.value_grammar, final.text), grammar, question,
@@ -148,7 +145,7 @@ def _final_statement(
         return f"the final statement {_shown(final.text.strip())} reads more than one way"
     if answers:
         return _Stated(answers[0], final.start)
-    if previous is not None and not previous.ends_a_paragraph() and _starts_afresh(above[-2] if len(above) > 1 else None):
+    if previous is not None and not previous.ends_a_paragraph() and previous_afresh:
         # The line above starts the statement the final block ends ("So, the area is:" then \[...\],
         # "Thus, the answer is" then \boxed{A}); the two parse whole as one, or state nothing.
         joined = f"{previous.text.strip()} {final.text.strip()}"
