@@ -172,6 +172,12 @@ class RewardConfig(JudgeClientConfig):
     calibration_file: Path | None = Field(
         default=None, description="judge-eval --calibrate's file: rewards become calibrated P(correct)"
     )
+    trajectory_calibration_file: Literal["bundled"] | Path | None = Field(
+        default="bundled",
+        description="the curve for agent runs' rewards: a judge-eval --calibrate file; bundled = calibration_file "
+        "when set, else the curve shipped for the judge's model, profile and mode (trajectory_view full), if "
+        "any; None = calibration_file, as every other reward",
+    )
     escalate_to: Path | dict[str, Any] | None = Field(
         default=None,
         description="a second judge (its reward YAML or mapping), asked only where this judge's reward is in escalation_band",
@@ -435,7 +441,11 @@ def _sibling_keys(loc: tuple[int | str, ...]) -> list[str]:
     model: type[BaseModel] = RewardConfig
     for part in loc[:-1]:
         field = model.model_fields.get(str(part))
-        nested = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)] if field else []
+        nested = (
+            [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type)]
+            if field
+            else []
+        )
         models = [t for t in nested if issubclass(t, BaseModel)]
         if not models:
             return []

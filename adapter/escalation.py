@@ -98,9 +98,7 @@ class EscalationBackend(JudgeBackend):
             elif isinstance(outcome, JudgeError):
                 outcomes.append(type(outcome)(f"first judge: {outcome}"))
             else:
-                calibrated = self.first_calibration.apply(
-                    outcome.score, outcome.confidence, request.answer_type
-                )
+                calibrated = self.first_calibration.apply(outcome.score, outcome.confidence, request)
                 first = Verdict(score=calibrated.reward, explanation=calibrated.explained(outcome.explanation),
                                 judge_scores={"first": calibrated.reward, "second": None})  # fmt: skip
                 outcomes.append(first)
@@ -114,7 +112,7 @@ class EscalationBackend(JudgeBackend):
                 judge_by = started + self._budget_s
             seconds = await self._second(escalated, max(judge_by - time.monotonic(), MIN_SECOND_S))
             for (i, first), second in zip(unsure.items(), seconds, strict=True):
-                outcomes[i] = self._escalated(first, second, requests[i].answer_type)
+                outcomes[i] = self._escalated(first, second, requests[i])
         return outcomes
 
     def complete(self, verdict: Verdict) -> bool:
@@ -146,7 +144,7 @@ class EscalationBackend(JudgeBackend):
             late = JudgeTimeoutError(f"no answer within the {budget_s:.1f} s left after the first judge")
             return [late] * len(requests)
 
-    def _escalated(self, first: Verdict, second: Outcome, answer_type: str | None) -> Verdict:
+    def _escalated(self, first: Verdict, second: Outcome, request: JudgeRequest) -> Verdict:
         """The second judge's calibrated reward, or the first's when the second did not answer."""
         if isinstance(second, JudgeError):
             explanation = (
@@ -154,7 +152,7 @@ class EscalationBackend(JudgeBackend):
                 f"{first.explanation}"
             )
             return first.model_copy(update={"explanation": explanation})
-        calibrated = self.second_calibration.apply(second.score, second.confidence, answer_type)
+        calibrated = self.second_calibration.apply(second.score, second.confidence, request)
         low, high = self.band
         return Verdict(
             score=calibrated.reward,
@@ -178,7 +176,14 @@ class EscalatingJudge(BaseJudgeReward):
         if shared.escalate_to is None:
             raise ValueError("EscalatingJudge needs escalate_to: the second judge's reward config")
         # The judges' rewards are calibrated in the backend (the band needs the first's); never again.
-        outer = shared.model_copy(update={"calibration_file": None, "calibration": None, "escalate_to": None})
+        outer = shared.model_copy(
+            update={
+                "calibration_file": None,
+                "trajectory_calibration_file": None,
+                "calibration": None,
+                "escalate_to": None,
+            }
+        )
         budget_s = judge_budget_s(outer)
         second = RewardConfig.from_any(shared.escalate_to)
         self.escalation = EscalationBackend(shared, second, budget_s, outer.batch_wait)

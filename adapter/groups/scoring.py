@@ -214,9 +214,7 @@ class GroupScoring:
         verdict = None if own.judged is None else own.judged.outcome
         if own.decided is not None or not isinstance(verdict, Verdict):
             return False
-        calibrated = self._steps.finisher.calibration.apply(
-            verdict.score, verdict.confidence, own.request.answer_type
-        )
+        calibrated = self._steps.finisher.calibration.apply(verdict.score, verdict.confidence, own.request)
         return calibrated.reward >= RIGHT_OUTCOME
 
     async def _anchored_reward(

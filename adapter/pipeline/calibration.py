@@ -15,11 +15,19 @@ Two kinds, both off unless configured:
   a curve that maps the judge's lowest score to a paid reward (0.5 or more), one that gives every
   score the same reward, or one fitted on fewer rows than judge-eval ever fits a curve on. A file
   judge-eval marked not recommended (``cross_validation.recommended`` 0) loads with a warning.
+
+An agent's run (a request with a trajectory) is calibrated by ``trajectory_calibration_file``: a
+file of its own, or by default (``bundled``) ``calibration_file`` when set, else the curve this
+package ships for the judge's model, profile and mode (``agent_run_calibrations/``: one file each,
+fitted on labelled runs judged with their steps, ``trajectory_view: full``). The judge's model is
+known once it answers, so the shipped curve is looked up per reward; for a model without one,
+agent runs are left uncalibrated as every other reward.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import logging
 import math
@@ -32,8 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from adapter.config import RewardConfig
 from adapter.settings import ConfidenceCalibration
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.schemas import JudgeRequest
 
 __all__ = [
+    "AGENT_RUN_CALIBRATIONS",
     "ANY_ANSWER_TYPE",
     "MAX_CALIBRATION_FILE_BYTES",
     "MIN_CURVE_RISE",
@@ -46,9 +56,12 @@ __all__ = [
     "JudgeCalibration",
     "calibrate",
     "load_calibration_file",
+    "shipped_agent_run_calibration",
 ]
 
 ANY_ANSWER_TYPE = "*"
+# The agent-run curves this package ships, one judge model, profile and mode per file.
+AGENT_RUN_CALIBRATIONS = Path(__file__).with_name("agent_run_calibrations")
 # judge-eval writes a few kilobytes (a knot per isotonic block); more is not a calibration.
 MAX_CALIBRATION_FILE_BYTES = 1024 * 1024
 MAX_KNOTS = 10_000
@@ -257,6 +270,31 @@ def _rate(value: float | int | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+@functools.cache
+def _shipped_agent_run_calibrations() -> tuple[CalibrationFile, ...]:
+    return tuple(
+        load_calibration_file(path, None, *_fitted_for(path))
+        for path in sorted(AGENT_RUN_CALIBRATIONS.glob("*.json"))
+    )
+
+
+def _fitted_for(path: Path) -> tuple[str, str]:
+    """The profile and mode a shipped file names (it is then checked like any other)."""
+    shipped = CalibrationFile.model_validate_json(path.read_bytes())
+    return shipped.profile, shipped.mode
+
+
+def shipped_agent_run_calibration(model: str | None, profile: str, mode: str) -> CalibrationFile | None:
+    """The agent-run curve this package ships for that judge (None when it ships none, or the
+    model is not known yet)."""
+    if model is None:
+        return None
+    for shipped in _shipped_agent_run_calibrations():
+        if shipped.model == model and (shipped.profile, shipped.mode) == (profile, mode):
+            return shipped
+    return None
+
+
 class Calibrated(NamedTuple):
     """A judge's score as a reward: ``reward``, ``notes`` saying what was done (None when nothing
     was), and ``applied``, the calibration file's identity when its curve was used."""
@@ -279,36 +317,56 @@ class JudgeCalibration:
         self._profile, self._mode = config.profile, config.mode
         self._shrink = config.calibration
         self._model = model
-        self.file: CalibrationFile | None = (
-            load_calibration_file(config.calibration_file, model(), config.profile, config.mode)
-            if config.calibration_file is not None
-            else None
-        )
+        self.file = self._loaded(config.calibration_file)
+        agent_runs = config.trajectory_calibration_file
+        self.agent_run_file = None if agent_runs == "bundled" else self._loaded(agent_runs)
+        # The shipped curve was fitted on runs judged with their steps, each in one judgment.
+        self._shipped = agent_runs == "bundled" and self.file is None and config.trajectory_view == "full"
+
+    def _loaded(self, path: Path | None) -> CalibrationFile | None:
+        return None if path is None else load_calibration_file(path, self._model(), self._profile, self._mode)
 
     @property
     def fingerprint(self) -> str | None:
-        """What this calibration does, in short (None when it does nothing): a verdict cached after
-        it must not be found under another."""
+        """What this calibration does, in short (None when it does nothing)."""
         parts = [f"calibration {self.file.identity}"] if self.file is not None else []
+        if self.agent_run_file is not None:
+            parts.append(f"agent runs {self.agent_run_file.identity}")
+        elif self._shipped and shipped_agent_run_calibration(self._model(), self._profile, self._mode):
+            parts.append("agent runs: the shipped curve")
         if self._shrink is not None:
             parts.append(f"x{self._shrink.factor:g} below confidence {self._shrink.threshold:g}")
         return ", ".join(parts) or None
 
-    def apply(self, score: float, confidence: float | None, answer_type: str | None) -> Calibrated:
-        """The reward for the judge's ``score``: the file's P(correct), then the shrink."""
-        probability, fitted, applied = self._fitted(score, answer_type)
+    def apply(self, score: float, confidence: float | None, request: JudgeRequest) -> Calibrated:
+        """The reward for the judge's ``score`` of ``request``: its file's P(correct), then the
+        shrink."""
+        probability, fitted, applied = self._fitted(score, request)
         reward, shrunk = calibrate(probability, confidence, self._shrink)
         return Calibrated(reward, "; ".join(note for note in (fitted, shrunk) if note) or None, applied)
 
-    def _fitted(self, score: float, answer_type: str | None) -> tuple[float, str | None, str | None]:
+    def file_for(self, request: JudgeRequest) -> CalibrationFile | None:
+        """The calibration ``request``'s reward takes: an agent's run its own file, or the shipped
+        curve for the judge; every other reward ``calibration_file``."""
+        if request.trajectory is None:
+            return self.file
+        if self.agent_run_file is not None:
+            return self.agent_run_file
+        shipped = (
+            shipped_agent_run_calibration(self._model(), self._profile, self._mode) if self._shipped else None
+        )
+        return shipped or self.file
+
+    def _fitted(self, score: float, request: JudgeRequest) -> tuple[float, str | None, str | None]:
         """The file's P(correct) for ``score``, a note, and the file's identity (``score``
         unchanged, with the reason, when the file does not apply)."""
-        calibration = self.file
+        calibration = self.file_for(request)
         if calibration is None:
             return score, None, None
         refusal = calibration.refusal(self._model(), self._profile, self._mode)
         if refusal:
             return score, f"not calibrated: calibration_file {refusal}", None
+        answer_type = request.answer_type
         curve = calibration.curve(answer_type)
         if curve is None:
             return score, f"not calibrated: no curve for answer_type {answer_type}", None

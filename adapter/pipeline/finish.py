@@ -112,7 +112,7 @@ class RewardFinisher:
         """The reward of the judge's ``verdict`` (calibrated), mixed with an agent's per-turn
         scores when ``process`` holds them, or with a group member's comparisons when ``anchor``
         does (the verdict is then the member's own judgment: docs/groups.md)."""
-        calibrated = self.calibration.apply(verdict.score, verdict.confidence, request.answer_type)
+        calibrated = self.calibration.apply(verdict.score, verdict.confidence, request)
         reward, steps, compared = calibrated.reward, None, None
         if process is not None:
             process = self._checked(process)

@@ -2,18 +2,21 @@
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from adapter import JudgeRewardSystem
 from adapter.pipeline.calibration import (
+    AGENT_RUN_CALIBRATIONS,
     MAX_CALIBRATION_FILE_BYTES,
     CalibrationCurve,
     CalibrationFile,
     load_calibration_file,
+    shipped_agent_run_calibration,
 )
 from judge_vllm.errors import JudgeConfigError
+from judge_vllm.schemas import JudgeRequest, Verdict
+from judge_vllm.testing.fake_backend import FakeBackend
 
 STEP = CalibrationCurve(method="isotonic", rows=40, threshold=0.5, knots=[(0.2, 0.1), (0.8, 0.7)])
 
@@ -37,7 +40,9 @@ def test_platt_curve_is_monotone():
 
 
 @pytest.mark.parametrize(
-    "knots", [[], [(0.8, 0.2), (0.2, 0.1)], [(0.2, 0.5), (0.8, 0.1)], [(0.2, 1.5)]], ids=["empty", "unsorted-score", "decreasing", "out-of-range"]
+    "knots",
+    [[], [(0.8, 0.2), (0.2, 0.1)], [(0.2, 0.5), (0.8, 0.1)], [(0.2, 1.5)]],
+    ids=["empty", "unsorted-score", "decreasing", "out-of-range"],
 )
 def test_a_curve_that_is_not_monotone_is_refused(knots):
     with pytest.raises(ValueError):
@@ -46,7 +51,9 @@ def test_a_curve_that_is_not_monotone_is_refused(knots):
 
 def test_answer_types_fall_back_to_the_any_curve():
     other = CalibrationCurve(method="isotonic", rows=30, threshold=None, knots=[(0.0, 0.0), (1.0, 0.2)])
-    calibration = CalibrationFile(model=None, profile="rubric", mode="fast", curves={"*": STEP, "NUMBER": other})
+    calibration = CalibrationFile(
+        model=None, profile="rubric", mode="fast", curves={"*": STEP, "NUMBER": other}
+    )
     assert calibration.curve("NUMBER") is other
     assert calibration.curve("TEXT") is STEP and calibration.curve(None) is STEP
 
@@ -72,7 +79,11 @@ def test_a_calibration_for_another_judge_is_refused_when_the_system_is_built(tmp
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "cannot read it"), ("{}", "not a judge-eval calibration"), ("[1, 2", "not a judge-eval calibration")],
+    [
+        (None, "cannot read it"),
+        ("{}", "not a judge-eval calibration"),
+        ("[1, 2", "not a judge-eval calibration"),
+    ],
     ids=["missing", "empty-object", "broken-json"],
 )
 def test_an_unreadable_calibration_file_is_a_config_error(tmp_path, content, message):
@@ -85,7 +96,9 @@ def test_an_unreadable_calibration_file_is_a_config_error(tmp_path, content, mes
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
 @pytest.mark.parametrize("field", ["slope", "intercept"])
-def test_a_platt_curve_with_a_number_that_is_not_finite_is_refused_naming_file_and_field(tmp_path, field, value):
+def test_a_platt_curve_with_a_number_that_is_not_finite_is_refused_naming_file_and_field(
+    tmp_path, field, value
+):
     curve = {"method": "platt", "rows": 40, "threshold": 0.5, "slope": 1.0, "intercept": 0.0, field: value}
     content = {"model": None, "profile": "rubric", "mode": "fast", "curves": {"*": curve}}
     path = tmp_path / "calib.json"
@@ -138,7 +151,10 @@ def test_a_judge_found_serving_another_model_is_left_uncalibrated_with_the_reaso
         result = rs.reward("What is 2 + 2?", "The answer is 4", "4", "NUMBER")
     assert result["source"] == "judge" and result["calibration"] is None
     assert result["reward"] == result["judge_score"]
-    assert "not calibrated: calibration_file fitted for model 'the-model-it-was-fitted-for'" in result["explanation"]
+    assert (
+        "not calibrated: calibration_file fitted for model 'the-model-it-was-fitted-for'"
+        in result["explanation"]
+    )
 
 
 def _written(tmp_path, curves, **cross_validation):
@@ -196,12 +212,86 @@ def test_a_calibration_judge_eval_did_not_recommend_loads_with_a_warning(tmp_pat
 
 
 def test_the_shipped_agent_run_calibration_loads_for_its_judge_and_moves_the_cut_up():
-    """configs/calibrations/: fitted on three labelled agent-run sets judged by the 1.5B judge
+    """agent_run_calibrations/: fitted on three labelled agent-run sets judged by the 1.5B judge
     (docs/trajectories.md); the bundled contract model may not use it."""
-    path = Path(__file__).parents[3] / "configs" / "calibrations" / "qwen2.5-coder-1.5b-agent-runs.json"
+    path = AGENT_RUN_CALIBRATIONS / "qwen2.5-coder-1.5b-agent-runs.json"
     calibration = load_calibration_file(path, "qwen2.5-coder-1.5b", "binary", "fast")
     assert calibration.recommended and calibration.cross_validation["rows"] >= 200
     curve = calibration.curve("*")
     assert curve is not None and curve.probability(0.5) < 0.5 < curve.probability(0.65)  # the scores run high
     with pytest.raises(JudgeConfigError, match="fitted for model"):
         load_calibration_file(path, "smollm2-135m", "binary", "fast")
+    assert shipped_agent_run_calibration("qwen2.5-coder-1.5b", "binary", "fast") == calibration
+    for judge in (("smollm2-135m", "binary", "fast"), ("qwen2.5-coder-1.5b", "compassverifier", "fast"),
+                  ("qwen2.5-coder-1.5b", "binary", "verdict"), (None, "binary", "fast")):  # fmt: skip
+        assert shipped_agent_run_calibration(*judge) is None
+
+
+AGENT_RUN = [
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "1", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 2}'}}]},
+    {"role": "tool", "tool_call_id": "1", "content": "4"},
+    {"role": "assistant", "content": "The answer is 4."},
+]  # fmt: skip
+
+
+class _UnsureJudge(FakeBackend):
+    """A judge serving ``model`` that scores every request 0.55 (the 1.5B judge's scores on
+    agent runs sit about there)."""
+
+    def _judge(self, request: JudgeRequest) -> Verdict:
+        return Verdict(score=0.55, explanation="unsure")
+
+
+def _judged_by(served_model, tmp_path, **config):
+    """An agent's run and a plain answer, judged by a judge serving ``served_model`` with an
+    otherwise default config."""
+    settings = {"strategy": "judge", "cache_dir": str(tmp_path / "cache"), "startup_check": "off", **config}
+    with JudgeRewardSystem(settings, backend=_UnsureJudge(model=served_model)) as rs:
+        return rs.reward("What is 2 + 2?", AGENT_RUN, "4"), rs.reward(
+            "What is 2 + 2?", "The answer is 4.", "4"
+        )
+
+
+def test_by_default_agent_runs_take_the_curve_shipped_for_the_judges_model_and_nothing_else_does(tmp_path):
+    shipped = shipped_agent_run_calibration("qwen2.5-coder-1.5b", "binary", "fast")
+    assert shipped is not None
+    run, answer = _judged_by("qwen2.5-coder-1.5b", tmp_path)
+    assert run["source"] == "judge" and run["calibration"] == shipped.identity
+    curve = shipped.curve("*")
+    assert curve is not None and run["reward"] == pytest.approx(curve.probability(run["judge_score"]))
+    assert run["judge_score"] == 0.55 and run["reward"] < 0.5  # the curve moves the cut up
+    assert answer["source"] == "judge" and answer["calibration"] is None
+    assert answer["reward"] == answer["judge_score"]
+
+
+@pytest.mark.parametrize(
+    ("served_model", "config"),
+    [
+        ("smollm2-135m", {}),
+        ("qwen2.5-coder-1.5b", {"trajectory_calibration_file": None}),
+        ("qwen2.5-coder-1.5b", {"trajectory_view": "final"}),
+        ("qwen2.5-coder-1.5b", {"trajectory_view": "both"}),
+    ],
+    ids=["another-model", "turned-off", "final-reply-view", "both-views"],
+)
+def test_agent_runs_are_left_uncalibrated_where_the_shipped_curve_was_not_fitted(
+    tmp_path, served_model, config
+):
+    run, _ = _judged_by(served_model, tmp_path, **config)
+    assert run["source"] == "judge" and run["calibration"] is None
+    assert run["reward"] == run["judge_score"]
+
+
+def test_a_calibration_file_of_the_users_own_wins_over_the_shipped_curve(tmp_path):
+    path, calibration = _file(tmp_path, model="qwen2.5-coder-1.5b")
+    run, answer = _judged_by("qwen2.5-coder-1.5b", tmp_path, calibration_file=str(path))
+    assert run["calibration"] == answer["calibration"] == calibration.identity
+    agent_path = tmp_path / "agent.json"
+    agent_curve = CalibrationCurve(method="isotonic", rows=40, threshold=0.9, knots=[(0.0, 0.0), (1.0, 0.6)])
+    agent_path.write_text(calibration.model_copy(update={"curves": {"*": agent_curve}}).model_dump_json())
+    run, answer = _judged_by("qwen2.5-coder-1.5b", tmp_path, trajectory_calibration_file=str(agent_path))
+    assert run["reward"] == pytest.approx(agent_curve.probability(run["judge_score"]))
+    assert answer["calibration"] is None and answer["reward"] == answer["judge_score"]
+    with pytest.raises(JudgeConfigError, match="cannot read it"):
+        _judged_by("qwen2.5-coder-1.5b", tmp_path, trajectory_calibration_file=str(tmp_path / "missing.json"))
