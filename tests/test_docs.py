@@ -81,6 +81,8 @@ NOT_RUN = {
     "judge-eval --data eval/data/grammar_adversarial_6.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's sixth blind round (two profiles x two strategies)",
     "judge-eval --data eval/data/grammar_adversarial_7.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's seventh blind round (two profiles x two strategies)",
     "judge-eval --data eval/data/trajectories_fresh_4.jsonl --config /tmp/traj-both.yaml": "the 1.5B judge on the fourth fresh set of trajectories, both views",
+    "judge-eval --data eval/data/trajectories_fresh_4.jsonl --config /tmp/traj-default.yaml": "the 1.5B judge on the fourth fresh set, the default config (the shipped agent-run curve)",
+    "judge-eval --data eval/data/trajectories_fresh_5.jsonl --config /tmp/traj-default.yaml": "the 1.5B judge on the fifth fresh set, the default config (the shipped agent-run curve)",
     "judge-eval --data eval/data/sample.jsonl --config out/dtype/judge.yaml": "the 1.5B judge's dtype measurement on a server per dtype (BENCHMARKS (p))",
     "python -m eval.ties out/dtype/": "reads the dtype runs' scores (tests/eval/test_ties.py runs eval.ties)",
     "judge-vllm audit --judge-url http://127.0.0.1:8890": "the probe against the 1.5B judge, one config per line (the e2e tier runs judge-vllm audit on the contract judge)",
