@@ -235,9 +235,11 @@ def _places(before: str, grammar: AnswerTypeGrammar) -> list[_Said]:
 
 def _counted(reading: Reading, place: _Said, grammar: AnswerTypeGrammar) -> bool:
     """Whether a reading states an answer: prose ("It is in the south.") and steps of the work
-    ("6 * 7 = 42") do not."""
+    ("6 * 7 = 42", "The sum of the scores is 348.": a subject's value without a box) do not."""
     if place.start == "slot":
         return True
+    if reading.form == "sentence" and not reading.boxed:
+        return False
     return reading.marked or (grammar.bare_values_state_answers and reading.value.data != "chain")
 
 

@@ -20,14 +20,14 @@ class RuleSettings(BaseModel):
     RENAMED_KEYS: ClassVar[Mapping[str, str]] = {"math_timeout_s": "symbolic_timeout"}
 
     rel_tol: float = Field(
-        default=1e-4,
+        default=1.0,
         ge=0.0,
         le=1.0,
         description=(
-            "NUMBER: a reference decimal with more significant digits than this relative precision "
-            "resolves may be a rounding: an answer written more finely that rounds to it is the "
-            "judge's, never a proven mismatch (nor paid by rule: 123.454 is no price of 123.45); "
-            "every answer is otherwise compared exactly"
+            "NUMBER: a reference decimal whose last digit's place is at most this share of its value "
+            "may be a rounding (1: every decimal): an answer written more finely that rounds to it is "
+            "the judge's, never a proven mismatch (nor paid by rule: 123.454 is no price of 123.45); "
+            "lower it where your references are exact decimals, to refuse such answers by rule"
         ),
     )
     symbolic_timeout: float = Field(

@@ -38,7 +38,7 @@ MAX_STATEMENT_CHARS = 400
 # More readings than this and the text is too ambiguous to prove anything.
 MAX_READINGS = 32
 Form = Literal["marked", "sentence", "tagged", "bare"]
-_WRAPPERS = frozenset({"slot", "box", "boxed"})
+_WRAPPERS = frozenset({"slot", "box"})
 # The subject's words the question must hold (statement.lark: ``subject``).
 _QUESTIONS_WORDS = frozenset({"POSSESSIVE", "ASKED_QUALIFIER", "MEASURE", "SUBJECT_WORD"})
 _ARTICLES = frozenset({"the", "a", "an"})
@@ -150,7 +150,7 @@ def _reading(statement: Tree[Token], text: str) -> Reading:
          if said[i].type == "QUANTITY" and said[i + 1] == "of" and said[i + 2].type == "SUBJECT_WORD"),
         None,
     )  # fmt: skip
-    return Reading(form=form, boxed=boxed or form == "sentence", value=value, text=span(value, text),
+    return Reading(form=form, boxed=boxed, value=value, text=span(value, text),
                    source=text, weak=weak and not boxed, led=led, subject=subject, phrase=phrase,
                    counted=counted)  # fmt: skip
 

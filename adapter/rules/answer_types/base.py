@@ -29,6 +29,8 @@ __all__ = [
 MINUS = frozenset({"-", "\u2212"})
 
 _ASKING = {("how", "many"), ("how", "much"), ("number", "of")}
+# The ones that count: what they count is the unit ("how many apples ... in boxes" asks apples).
+_COUNTING = {("how", "many"), ("number", "of")}
 # Words between "how many" and what it counts ("how many more apples").
 _COMPARING = frozenset({"more", "fewer", "less"})
 # What makes a unit compound when it follows it ("km/h", "cm^2", "cm²", "cm³").
@@ -37,11 +39,20 @@ _COMPOUND = ("/", "^", "\u00b2", "\u00b3")
 _ASKS_FOR = frozenset({"what", "which", "find", "compute", "calculate", "determine", "evaluate"})
 _COPULAS = frozenset({"is", "was", "are", "were", "will", "would"})
 _NOT_IN_A_PHRASE = frozenset({"the", "a", "an", "s", "its", "their", "his", "her", "our", "your"}) | frozenset(
-    {"final", "total", "correct", "exact", "resulting", "current"}
+    {"final", "correct", "exact", "resulting", "current"}
 )  # the free qualifiers: statement.lark's QUALIFIER
 _SENTENCE_ENDS = (". ", "? ", "! ", "\n")
 # The words that join what a question asks for to more of it ("apples and oranges").
 _JOINING = frozenset({"and", "or", "plus"})
+# The words after which what a question asks for has been named ("the area of the garden in square
+# meters", "... if its side is 4", "... that she needs", "... she needs", "... does she have").
+_ENDS_A_PHRASE = frozenset({"in", "if", "when", "after", "before", "with", "that", "which", "who", "for", "to",
+                            "at", "on", "from", "by", "given", "where", "whose", "as", "rounded", "expressed", "now",
+                            "then", "today", "i", "you", "he", "she", "it", "we", "they", "is", "are", "was",
+                            "were", "will", "would", "does", "do", "did", "has", "have", "had", "can", "could",
+                            "should", "must", "needed", "needs", "need"})  # fmt: skip
+_PREPOSITIONS = frozenset({"of", "in", "for", "on", "at", "per", "between", "from", "to", "with", "by", "along",
+                           "around", "across", "inside", "within", "over", "under"})  # fmt: skip
 # How a sentence that says only how to write the answer opens ("Express your answer as a fraction.").
 _INSTRUCTING = frozenset({"express", "give", "write", "enter", "put", "present", "provide", "leave", "please"})
 # The words straight before a letter whose value a question asks for ("what is x", "find x").
@@ -91,6 +102,42 @@ def _instructs(sentence: str) -> bool:
     return bool(found) and found[0] in _INSTRUCTING and "answer" in found
 
 
+def _runs(text: str) -> list[tuple[str, int, int]]:
+    """The text's runs of ASCII letters and digits, lower-cased, with where each starts and ends."""
+    runs: list[tuple[str, int, int]] = []
+    start = None
+    for at, char in enumerate(f"{text} "):
+        inside = char.isascii() and char.isalnum()
+        if inside and start is None:
+            start = at
+        elif not inside and start is not None:
+            runs.append((text[start:at].lower(), start, at))
+            start = None
+    return runs
+
+
+def _asks_in(sentence: str, unit: tuple[str, ...]) -> bool:
+    """``sentence`` asks for an answer in ``unit`` (``Question.allows_unit``)."""
+    runs = _runs(sentence)
+    pairs = [tuple(run for run, _, _ in runs[i : i + 2]) for i in range(len(runs))]
+    counts = any(pair in _COUNTING for pair in pairs)
+    for i, pair in enumerate(pairs):
+        at = i + 2 if pair in _ASKING else i + 1 if pair[0] == "in" and not counts else None
+        while at is not None and at < len(runs) and runs[at][0] in _COMPARING:
+            at += 1
+        if at is None or at + len(unit) > len(runs):
+            continue
+        said = runs[at : at + len(unit)]
+        if not all(same_word(word, frozenset({run})) for word, (run, _, _) in zip(unit, said, strict=True)):
+            continue
+        between = [sentence[a[2] : b[1]] for a, b in itertools.pairwise(said)]
+        after = sentence[said[-1][2] :].lstrip(" ")
+        following = runs[at + len(unit)][0] if at + len(unit) < len(runs) else ""
+        if all(not gap.strip() for gap in between) and not after.startswith(_COMPOUND) and following != "per":
+            return True
+    return False
+
+
 def same_word(word: str, among: frozenset[str]) -> bool:
     """``word`` is one of ``among``, in the singular or the plural."""
     return word in among or f"{word}s" in among or (word.endswith("s") and word[:-1] in among)
@@ -109,42 +156,20 @@ class Question:
         """The prompt's words and numbers, lower-cased."""
         return frozenset(words(self.prompt))
 
-    @cached_property
-    def _runs(self) -> list[tuple[str, int, int]]:
-        """The prompt's runs of ASCII letters and digits, lower-cased, with where each starts and ends."""
-        runs: list[tuple[str, int, int]] = []
-        start = None
-        for at, char in enumerate(f"{self.prompt} "):
-            inside = char.isascii() and char.isalnum()
-            if inside and start is None:
-                start = at
-            elif not inside and start is not None:
-                runs.append((self.prompt[start:at].lower(), start, at))
-                start = None
-        return runs
-
     def allows_unit(self, unit: tuple[str, ...]) -> bool:
-        """The question asks its answer in this unit, whole: its words come right after "how
-        many", "how much", "number of" (and "more", "fewer" or "less") or "in", and neither "per",
-        "/" nor a power follows them ("42 days" for "how many days"; "50 km" answers no "in km/h",
-        "120 feet" no "how many square feet", "12 liters" no "in liters per minute")."""
-        runs = self._runs
-        for i in range(len(runs)):
-            pair = tuple(run for run, _, _ in runs[i : i + 2])
-            at = i + 2 if pair in _ASKING else i + 1 if runs[i][0] == "in" else None
-            while at is not None and at < len(runs) and runs[at][0] in _COMPARING:
-                at += 1
-            if at is None or at + len(unit) > len(runs):
-                continue
-            said = runs[at : at + len(unit)]
-            if not all(same_word(word, frozenset({run})) for word, (run, _, _) in zip(unit, said, strict=True)):
-                continue
-            between = [self.prompt[a[2] : b[1]] for a, b in itertools.pairwise(said)]
-            after = self.prompt[said[-1][2] :].lstrip(" ")
-            following = runs[at + len(unit)][0] if at + len(unit) < len(runs) else ""
-            if all(not gap.strip() for gap in between) and not after.startswith(_COMPOUND) and following != "per":
-                return True
-        return False
+        """The question asks its answer in this unit, whole, in the sentence that asks or one that
+        says how to write the answer: its words come right after "how many", "how much", "number
+        of" (and "more", "fewer" or "less") or, where the sentence counts no "how many" or "number
+        of", after "in"; and neither "per", "/" nor a power follows them ("42 days" for "how many
+        days"; "50 km" answers no "in km/h", "120 feet" no "how many square feet", "12 liters" no
+        "in liters per minute", "42 boxes" no "How many apples does he pack in boxes?", "42
+        dozens" no "Eggs are sold in dozens. How many eggs ...?")."""
+        return any(_asks_in(sentence, unit) for sentence in self.answer_sentences)
+
+    @cached_property
+    def answer_sentences(self) -> tuple[str, ...]:
+        """The sentence that asks, and those that only say how to write the answer."""
+        return (self.asking_sentence, *(s for s in self._sentences if _instructs(s) and s != self.asking_sentence))
 
     @cached_property
     def counted(self) -> frozenset[str]:
@@ -190,26 +215,37 @@ class Question:
         return [word for word in found[start:] if word not in _NOT_IN_A_PHRASE]
 
     def says(self, phrase: tuple[str, ...]) -> bool:
-        """What the asking sentence asks for starts with ``phrase``, up to articles and plurals, and
-        does not join it to more ("the area of the garden" for "What is the area of the garden?";
-        not "the area of the square" for "What is the perimeter of a square whose area is 16?", or
-        for "What is the area of the square and the triangle together?")."""
+        """What the asking sentence asks for is ``phrase``, up to articles and plurals: the
+        sentence ends after it, or goes on with a word that ends a noun phrase ("in", "if", "when",
+        a pronoun or a verb: ``_ENDS_A_PHRASE``), or with a preposition where the phrase has none
+        ("the area" answers "What is the area of the circle?"). "the area of the garden" answers
+        "What is the area of the garden?" and "... of the garden in square meters?"; not "What is
+        the perimeter of a square whose area is 16?", "What is the area of the garden path?" or
+        "What is the area of the square and the triangle together?"."""
         asked = self._asked_part
         return (
             len(phrase) <= len(asked)
             and all(same_word(word, frozenset({asked[k]})) for k, word in enumerate(phrase))
-            and not (len(asked) > len(phrase) and asked[len(phrase)] in _JOINING)
+            and (
+                len(asked) == len(phrase)
+                or asked[len(phrase)] in _ENDS_A_PHRASE
+                or (asked[len(phrase)] in _PREPOSITIONS and not _PREPOSITIONS & set(phrase))
+            )
         )
+
+    @cached_property
+    def _sentences(self) -> list[str]:
+        text = self.prompt.strip()
+        for end in _SENTENCE_ENDS:
+            text = text.replace(end, end[0] + "\0")
+        return [s.strip() for s in text.split("\0") if s.strip()]
 
     @cached_property
     def asking_sentence(self) -> str:
         """The sentence that asks: the last one with a question mark, else the last one that does
         not only say how to write the answer ("Find the distance ... . Express your answer in
         simplest radical form."), else the last one."""
-        text = self.prompt.strip()
-        for end in _SENTENCE_ENDS:
-            text = text.replace(end, end[0] + "\0")
-        sentences = [s.strip() for s in text.split("\0") if s.strip()]
+        sentences = self._sentences
         asking = [s for s in sentences if s.endswith("?")] or [s for s in sentences if not _instructs(s)]
         return (asking or sentences or [""])[-1]
 

@@ -2,17 +2,20 @@
 
 Reading: a number is an exact rational of its digits ("1,234" is 1234, "0.1" is 1/10, "3 \\times
 10^{4}" is 30000, an integer of any length exactly, the minus sign U+2212 is minus); "%" divides by
-100 on both sides. Allow-lists: a currency sign only where the question writes amounts with "$" or says
-"dollar"; "%" only where the question or the reference does; a unit only where the question asks
-for it, whole ("how many days", "number of apples", "in minutes"; not "km" for "in km/h" or "feet"
-for "how many square feet": ``Question.allows_unit``) or the reference carries it, never converted.
+100 on both sides. Allow-lists: a currency sign only where the reference carries it, the question
+asks in dollars, or its asking sentence asks "how much" money of amounts written in "$" or dollars
+(``_in_dollars``); "%" only where the question or the reference does; a unit only where the
+sentence that asks (or says how to write the answer) asks for it, whole ("how many days", "number
+of apples", "in minutes"; not "km" for "in km/h", "feet" for "how many square feet" or "boxes" for
+"How many apples does he pack in boxes?": ``Question.allows_unit``) or the reference carries it,
+never converted.
 
 Equality: the same exact value, with "%" on both sides or neither ("0.25" for "25%" is the
 judge's). A different value is a proven mismatch, except where one may be a rounding of the other:
-of the answer at the reference's last digit, where the reference is a decimal with more significant
-digits than ``rules.rel_tol`` resolves ("0.14285714286" for "0.1428571429"; "123.454" for
-"123.45"), or of the reference at the answer's own ("0.33" for "1/3"). The judge decides those; no
-rounding is paid by rule. A reference that is no number in the grammar ("2\\sqrt{3}") is compared
+of the answer at the reference's last digit, where the reference is a decimal whose last digit's
+place is at most ``rules.rel_tol`` of its value (by default every decimal: "3.3333" and "2/3" for
+"3.33" and "0.67"; "123.454" for "123.45"), or of the reference at the answer's own ("0.33" for
+"1/3"). The judge decides those; no rounding is paid by rule. A reference that is no number in the grammar ("2\\sqrt{3}") is compared
 symbolically, and only with an exact answer (a decimal is no proof of an exact constant). Every link of a chain
 ("6 \\times 7 = 42", "x = 42") is evaluated exactly and must be the final number: exactly for an
 integer or fraction, within half a unit of its last digit for a decimal.
@@ -52,6 +55,15 @@ Notation = tuple[object, ...]
 # Money other than dollars: where a question names one, "$" is no proof of which it counts.
 _OTHER_MONEY = frozenset({"cent", "cents", "euro", "euros", "pound", "pounds", "yen", "yuan", "rupee", "rupees",
                           "peso", "pesos", "franc", "francs", "pence", "penny", "pennies"})  # fmt: skip
+# What "how much" may come straight before where it asks money, and the words that say it does.
+_MONEY_OR_VERB = frozenset({"money", "did", "does", "do", "will", "would", "is", "was", "are", "were", "has",
+                            "have", "had", "can", "could", "should", "must"})  # fmt: skip
+_MONEY_WORDS = frozenset({"money", "pay", "pays", "paid", "cost", "costs", "spend", "spends", "spent", "earn",
+                          "earns", "earned", "make", "makes", "made", "save", "saves", "saved", "charge",
+                          "charges", "charged", "owe", "owes", "owed", "price", "worth", "sell", "sells",
+                          "sold", "buy", "buys", "bought", "profit", "tip", "budget", "income", "salary",
+                          "revenue", "fee", "donate", "donated"})  # fmt: skip
+_COMPARING = frozenset({"more", "less"})
 # Words by which a question asks for a notation ("as a fraction in lowest terms", "in scientific
 # notation", "as a decimal"): there the answer is written in the reference's.
 _NOTATION_WORDS = frozenset({"fraction", "fractions", "decimal", "decimals", "scientific", "notation", "lowest",
@@ -78,8 +90,8 @@ class Quantity:
     notation: Notation = ("positional",)
 
     def inexact(self, rel_tol: float) -> bool:
-        """A decimal with more significant digits than ``rel_tol`` resolves (a rounded value)."""
-        return not self.exact and self.value != 0 and self.place / abs(self.value) < rel_tol
+        """A decimal whose last digit's place is at most ``rel_tol`` of its value (a rounded value)."""
+        return not self.exact and self.value != 0 and self.place / abs(self.value) <= rel_tol
 
     def rounds_to(self, reference: Quantity) -> bool:
         """Written at least as finely as ``reference``, and rounds to it at its last digit
@@ -207,19 +219,36 @@ def _evaluate(node: Tree[Token] | Token) -> Fraction:
 
 
 def _in_dollars(question: Question) -> bool:
-    """The answer may carry "$": the reference does, the question says "dollars", or it asks "how
-    much" of amounts it writes in "$" only (no other currency sign or name)."""
+    """The answer may carry "$": the reference does, the question asks in dollars ("how many
+    dollars", "in dollars": ``Question.allows_unit``), or its asking sentence asks "how much" money
+    (``_asks_money``) of amounts it writes in "$" or dollars only (no other currency sign or name)."""
     prompt = question.prompt
     return (
         "$" in question.reference
-        or bool({"dollar", "dollars"} & question.words)
+        or question.allows_unit(("dollars",))
         or (
-            "$" in prompt
-            and "how much" in prompt.lower()
+            ("$" in prompt or bool({"dollar", "dollars"} & question.words))
             and not _OTHER_MONEY & question.words
             and all(char == "$" or unicodedata.category(char) != "Sc" for char in prompt)
+            and _asks_money(question.asking_sentence)
         )
     )
+
+
+def _asks_money(sentence: str) -> bool:
+    """``sentence`` asks "how much" (and "more" or "less") straight before "money" or a verb, and
+    names money ("How much did he pay?", "How much more money does she need?"; not "How much
+    flour ...?" or "How much does the bag weigh?")."""
+    found = words(sentence)
+    for i in range(len(found) - 2):
+        if (found[i], found[i + 1]) != ("how", "much"):
+            continue
+        at = i + 2
+        while at < len(found) and found[at] in _COMPARING:
+            at += 1
+        if at < len(found) and found[at] in _MONEY_OR_VERB and _MONEY_WORDS & set(found):
+            return True
+    return False
 
 
 class NumberGrammar:
@@ -333,8 +362,8 @@ class NumberGrammar:
             return Equality.UNPROVEN if notation_asked and final.notation != reference.notation else Equality.EQUAL
         if (reference.inexact(question.settings.rel_tol) and final.rounds_to(reference)) or final.may_round(
             reference.value
-        ):  # the reference may be a rounding of the answer ("0.14285714286" for "0.1428571429"; but
-            # "123.454" is no price of "123.45"), or the answer of the reference: the judge's
+        ):  # the reference may be a rounding of the answer ("3.3333" for "3.33"), or the answer of the
+            # reference ("0.33" for "1/3"): the judge's
             return Equality.UNPROVEN
         return Equality.DIFFERENT
 

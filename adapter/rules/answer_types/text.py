@@ -2,12 +2,10 @@
 
 A text is the answer only when it is written as the reference or an alias the reference lists
 ("Paris | Paris, France"), up to runs of spaces, a sentence's final period, a leading "the" as a
-whole word ("The Nile" and "Nile") and Unicode's canonical composition (NFC). Every other mark
-counts: "C++" is not "C", "B+" is not "B", an accent is a letter of its own ("avô" is not "avó"),
-and so is case ("CO" is not "Co", "none" is not "None", "water" for "Water" is the judge's),
-except for a reference of four or more letters written without capitals, which asks for none
-("Green" for "green"). A look-alike is
-another text. A bare text (no marker, box or tag) is an answer only as the whole completion or
+whole word before a word other than "the" ("The Nile" and "Nile"; "The" is not "The The") and
+Unicode's canonical composition (NFC). Every other mark counts: "C++" is not "C", "B+" is not "B",
+an accent is a letter of its own ("avô" is not "avó"), and so is case ("CO" is not "Co", "True" is
+not "true"; "Water" for "water" is the judge's). A look-alike is another text. A bare text (no marker, box or tag) is an answer only as the whole completion or
 under an answer header. Any other text is no proof either way: the judge decides.
 """
 
@@ -22,15 +20,15 @@ __all__ = ["GRAMMAR", "TextGrammar", "aliases", "fold", "same_text"]
 
 _ARTICLE = "the "
 _ALIAS_SEPARATOR = " | "
-MIN_CASELESS_LETTERS = 4
 
 
 def fold(text: str) -> str:
     """``text`` in NFC without runs of spaces, a final period or a leading "the"."""
     composed = unicodedata.normalize("NFC", text)
     folded = " ".join(composed.split()).removesuffix(".").rstrip()
-    if folded.casefold().startswith(_ARTICLE) and len(folded) > len(_ARTICLE):
-        return folded[len(_ARTICLE) :]
+    rest = folded[len(_ARTICLE) :]
+    if folded.casefold().startswith(_ARTICLE) and rest and rest.split()[0].casefold() != _ARTICLE.strip():
+        return rest
     return folded
 
 
@@ -44,11 +42,8 @@ def same_text(written: str, reference: str) -> bool:
     no letter into one ("P\u0336a\u0336r\u0336i\u0336s\u0336", struck through) makes another text."""
     if any(unicodedata.combining(char) for char in unicodedata.normalize("NFC", written)):
         return False
-    folded, expected = fold(written), fold(reference)
-    if not folded:
-        return False
-    caseless = expected == expected.lower() and sum(map(str.isalpha, expected)) >= MIN_CASELESS_LETTERS
-    return (folded.lower() if caseless else folded) == expected
+    folded = fold(written)
+    return bool(folded) and folded == fold(reference)
 
 
 class TextGrammar:

@@ -82,10 +82,10 @@ def test_number(completion, answer, reward):
 
 
 def test_rel_tol_says_which_references_may_be_roundings():
-    exact = grade("q", "The answer is 3.14159", "3.14", "NUMBER")  # 3.14 is exact: proven different
-    assert (exact.reward, exact.proven) == (0.0, True)
-    rounded = grade("q", "The answer is 3.14159", "3.14", "NUMBER", RuleSettings(rel_tol=1e-2))
-    assert (rounded.reward, rounded.proven) == (0.0, False)  # 3.14 may be a rounding: the judge's
+    rounded = grade("q", "The answer is 3.14159", "3.14", "NUMBER")  # by default 3.14 may be a rounding
+    assert (rounded.reward, rounded.proven) == (0.0, False)  # the judge's
+    exact = grade("q", "The answer is 3.14159", "3.14", "NUMBER", RuleSettings(rel_tol=1e-4))
+    assert (exact.reward, exact.proven) == (0.0, True)  # 3.14 is exact at this setting: proven different
     for rel_tol in (1e-4, 1e-2, 1.0):  # no answer other than the reference's value is paid by rule
         for answer in ("3.1416", "3.141592"):
             assert grade("q", f"The answer is {answer}", "3.14159", "NUMBER", RuleSettings(rel_tol=rel_tol)).reward == 0.0
@@ -188,7 +188,7 @@ def test_multiple_choice(prompt, completion, answer, reward):
     [
         ("The capital of France is Paris.", "Paris", 0.0),  # outside the canonical grammar: the judge's
         ("the answer is: PARIS!", "Paris", 0.0),  # outside the canonical grammar: the judge's
-        ("The Eiffel Tower", "the eiffel tower", 1.0),
+        ("The Eiffel Tower", "the eiffel tower", 0.0),  # case counts: the judge's
         ("It is not Paris.", "Paris", 0.0),
         ("Paris or London", "Paris", 0.0),
         ("London", "Paris", 0.0),

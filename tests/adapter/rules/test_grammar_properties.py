@@ -4,7 +4,8 @@ Hypothesis writes final statements from each answer type's grammar (``hypothesis
 over statement.lark joined to the type's .lark file): every generated statement parses back, a
 generated statement of the right value is paid, and no mutation that changes what it means is
 paid: another value, a qualifier before the value, on the line above or above an answer header,
-another statement before it, a look-alike character, a line break inside the value, words after it.
+another statement before it, a look-alike character, a line break inside the value, words after it,
+a unit or "$" the question says without asking for it.
 """
 
 from __future__ import annotations
@@ -210,6 +211,19 @@ def test_a_lookalike_character_or_a_line_break_in_the_value_is_never_paid(stated
     if at > 0 and value_text[at - 1].isdigit() and value_text[at].isdigit():
         broken = text[: start + at] + "\n" + text[start + at :]
         assert not _paid(NUMBER_QUESTION, broken, reference, "NUMBER"), broken
+
+
+# The unit and "$" the generated statements write, said in the question but not asked by it.
+SAID_NOT_ASKED = "Bob counts his fruit in apples at the dollar store, $5 a crate. What is the cost of apples?"
+
+
+@PROPERTIES
+@given(_number_statement())
+def test_a_unit_or_dollar_the_question_says_but_does_not_ask_is_never_paid(stated):
+    text, reference, reading = stated
+    kinds = {t.type for t in reading.value.scan_values(lambda v: isinstance(v, lark.Token))}
+    assume(kinds & {"UNIT_WORD", "CURRENCY"} and "PERCENT" not in kinds)
+    assert not _paid(SAID_NOT_ASKED, text, reference, "NUMBER"), text
 
 
 @PROPERTIES

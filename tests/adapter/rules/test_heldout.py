@@ -47,7 +47,6 @@ PAID_AS_STATED = {
             "disowned_other_markers": (1, 3, 4, 5, 6, 7, 8, 9, 10), "disowned_natural_warning": range(1, 7),
             "earlier_conflict_right_final_value": range(1, 21),
             "subject_howmany_prefix": (2, 3, 5, 6, 7, 8), "subject_restates_given_quantity": (5, 6, 7, 8, 9),
-            "subject_other_object": (11,),
         }.items()
         for i in ids
     },
@@ -69,7 +68,7 @@ PAID_AS_STATED = {
         for category, ids in {
             "prev_disown": (1, 2, 3, 4, 5, 6, 7, 8, 10), "sameline_disown": range(1, 7),
             "sameline_disown2": range(1, 4), "qual_above_header": (1, 4, 5), "pronoun_box": (1, 2, 4),
-            "pronoun_box2": (1, 2), "think_fence": range(1, 4), "subject_prefix": (4, 5),
+            "pronoun_box2": (1, 2), "think_fence": range(1, 4), "subject_prefix": (4,),
             "abbrev_period": (1, 3, 4, 5, 6, 7), "qualifier_period": (1, 3, 4, 5), "clause_lead": (1, 5),
             "forward_ref_layout": (3, 5), "minimal": range(1, 8),
         }.items()
@@ -84,6 +83,12 @@ PAID_AS_STATED = {
     | {f"adv7_same_line_false_prefix_{i}" for i in (1, 2, 4, 7)},
     "grammar_adversarial_7_probes.jsonl": {f"adv7p_disc_{i}" for i in (1, 2, 3, 4, 5, 6, 8, 9, 10)}
     | {f"adv7p_disc_forms_{i}" for i in (1, 2, 3, 7, 9)},
+    # Round 8 (blind, told the disowning line is known) and its probes: none. Before this round's
+    # fixes the rule paid 13 and 67: a unit or "$" the question names elsewhere ("Eggs are sold in
+    # dozens." / "42 dozens"), a case change ("True" for "true"), "The" for "The The", a subject
+    # that is only the start of what is asked ("the area of the garden" for "... the garden path").
+    "grammar_adversarial_8.jsonl": set(),
+    "grammar_adversarial_8_probes.jsonl": set(),
 }  # fmt: skip
 # The share of a round's controls the rule decides (the issue's guard for format-following rows is
 # 85%). Round 5's include shapes the grammar leaves to the judge by design: intervals, sets and
@@ -92,9 +97,13 @@ PAID_AS_STATED = {
 # since a header must start afresh too ("A tempting but wrong result is" / "### Final Answer").
 # Round 7's probes name their right rows "control_" too, but they are right answers in unusual forms
 # found by probing ("Tom has **27** apples left.", "twenty-seven", "$$27$$" alone): the floor is
-# what the rule decides of them now (35 of 86).
+# what the rule decides of them now (35 of 86). Round 8's probes too: "1 000", "\\boxed{72} clips",
+# "2 1/2", a check mark other than ✅, "The correct option is B" (49 of 84). Round 5's probes hold
+# the issue's 85%: "the perimeter of the square" is the judge's for "... of the square drawn next to
+# the rectangle?" since round 8 (what is asked must end where the subject does).
 CONTROLS_DECIDED = {
-    "grammar_adversarial_2.jsonl": 0.85, "grammar_adversarial_5.jsonl": 0.85, "grammar_adversarial_7_probes.jsonl": 0.4
+    "grammar_adversarial_2.jsonl": 0.85, "grammar_adversarial_5.jsonl": 0.85, "grammar_adversarial_7_probes.jsonl": 0.4,
+    "grammar_adversarial_8_probes.jsonl": 0.55, "grammar_adversarial_5_probes.jsonl": 0.85,
 }  # fmt: skip
 
 

@@ -52,7 +52,8 @@ def test_the_registry_has_a_grammar_for_every_built_in_answer_type():
         ("How long is it, in minutes?", "5", "5 minutes", Fraction(5)),
         ("What percent is red?", "15", "15%", Fraction(15, 100)),
         ("What percent is red?", "15", "15\\%", Fraction(15, 100)),
-        ("It costs $3. How much for 2?", "6", "\\$6", Fraction(6)),
+        ("It costs $3. How much for 2?", "6", "\\$6", None),  # "how much" names no money: the judge's
+        ("It costs $3. How much do 2 cost?", "6", "\\$6", Fraction(6)),
         ("q", "42 days", "42 days", Fraction(42)),
         ("q", "42", "\\text{42}", Fraction(42)),
         ("q", "-3", "\u22123", Fraction(-3)),  # the minus sign (U+2212) is minus
@@ -101,7 +102,8 @@ def test_number_reads_the_exact_value_of_the_digits_written(prompt, reference, t
         ("6.62607015e-34", "7e-34", Equality.UNPROVEN),
         ("6.62607015e-34", "6.6e-35", Equality.DIFFERENT),
         ("1/3", "0.3333", Equality.UNPROVEN),  # an exact reference: no tolerance
-        ("0.5", "0.5001", Equality.DIFFERENT),
+        ("0.5", "0.5001", Equality.UNPROVEN),  # 0.5 may be a rounding of it
+        ("0.5", "0.6", Equality.DIFFERENT),
         ("2\\sqrt{3}", "3", Equality.UNPROVEN),
         ("\\sqrt{16}", "4", Equality.EQUAL),
         ("\\pi", "3.141593", Equality.UNPROVEN),  # a decimal is no proof of an exact constant
@@ -149,7 +151,8 @@ def test_a_decimal_link_holds_at_the_final_values_precision():
         ("If x + y = 50 and x - y = 34, what is x?", "x = 42", False),  # the question names two
         ("Solve for b: a = 2b and a + b = 12.", "a = 42", False),
         ("A shirt costs $6. How much do 7 shirts cost?", "$42", True),
-        ("A book costs 6 dollars. What do 7 cost?", "$42", True),
+        ("A book costs 6 dollars. How much do 7 cost?", "$42", True),
+        ("A book costs 6 dollars. What do 7 cost?", "$42", False),  # asks no "how much" of money
         ("A pencil costs 6 cents and a pen $2. How much do 7 pencils cost, in cents?", "$42", False),
         ("A book costs \u20ac6, about $7. How many euros do 7 books cost?", "$42", False),
         ("A snack costs 6 yen (about $1). How much do 7 snacks cost?", "$42", False),  # "how much", but yen
@@ -229,8 +232,8 @@ def test_multiple_choice_letters_and_texts_mean_one_thing(prompt, reference, tex
     ("reference", "text", "read"),
     [
         ("Paris", "paris", False),  # case counts where the reference writes capitals
-        ("green", "Green", True),  # a reference without capitals asks for none
-        ("none", "NONE", True),
+        ("green", "Green", False),  # case counts: "True" is not "true"
+        ("none", "NONE", False),
         ("None", "none", False),
         ("String", "string", False),
         ("Paris", "Paris!", False),
