@@ -80,6 +80,7 @@ NOT_RUN = {
     "judge-eval --data eval/data/grammar_adversarial_5.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's fifth blind round (two profiles x two strategies)",
     "judge-eval --data eval/data/grammar_adversarial_6.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's sixth blind round (two profiles x two strategies)",
     "judge-eval --data eval/data/grammar_adversarial_7.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's seventh blind round (two profiles x two strategies)",
+    "judge-eval --data eval/data/grammar_adversarial_8.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's eighth blind round (two profiles x two strategies)",
     "judge-eval --data eval/data/trajectories_fresh_4.jsonl --config /tmp/traj-both.yaml": "the 1.5B judge on the fourth fresh set of trajectories, both views",
     "judge-eval --data eval/data/trajectories_fresh_4.jsonl --config /tmp/traj-default.yaml": "the 1.5B judge on the fourth fresh set, the default config (the shipped agent-run curve)",
     "judge-eval --data eval/data/trajectories_fresh_5.jsonl --config /tmp/traj-default.yaml": "the 1.5B judge on the fifth fresh set, the default config (the shipped agent-run curve)",
