@@ -39,20 +39,18 @@ _COMPOUND = ("/", "^", "\u00b2", "\u00b3")
 _ASKS_FOR = frozenset({"what", "which", "find", "compute", "calculate", "determine", "evaluate"})
 _COPULAS = frozenset({"is", "was", "are", "were", "will", "would"})
 _NOT_IN_A_PHRASE = frozenset({"the", "a", "an", "s", "its", "their", "his", "her", "our", "your"}) | frozenset(
-    {"final", "correct", "exact", "resulting", "current"}
+    {"final", "correct", "exact", "resulting"}
 )  # the free qualifiers: statement.lark's QUALIFIER
 _SENTENCE_ENDS = (". ", "? ", "! ", "\n")
 # The words that join what a question asks for to more of it ("apples and oranges").
 _JOINING = frozenset({"and", "or", "plus"})
-# The words after which what a question asks for has been named ("the area of the garden in square
-# meters", "... if its side is 4", "... that she needs", "... she needs", "... does she have").
-_ENDS_A_PHRASE = frozenset({"in", "if", "when", "after", "before", "with", "that", "which", "who", "for", "to",
-                            "at", "on", "from", "by", "given", "where", "whose", "as", "rounded", "expressed", "now",
-                            "then", "today", "i", "you", "he", "she", "it", "we", "they", "is", "are", "was",
-                            "were", "will", "would", "does", "do", "did", "has", "have", "had", "can", "could",
-                            "should", "must", "needed", "needs", "need"})  # fmt: skip
+# A subject that names no preposition is what is asked whatever qualifies it ("the area" for "the area
+# of the garden", "the remainder" for "the remainder when 2^10 is divided by 7"); one that does must
+# name all of it.
 _PREPOSITIONS = frozenset({"of", "in", "for", "on", "at", "per", "between", "from", "to", "with", "by", "along",
                            "around", "across", "inside", "within", "over", "under"})  # fmt: skip
+_QUALIFYING = _PREPOSITIONS | frozenset({"when", "if", "where", "that", "which", "who", "whose", "after", "before",
+                                         "given", "as"})  # fmt: skip
 # How a sentence that says only how to write the answer opens ("Express your answer as a fraction.").
 _INSTRUCTING = frozenset({"express", "give", "write", "enter", "put", "present", "provide", "leave", "please"})
 # The words straight before a letter whose value a question asks for ("what is x", "find x").
@@ -215,22 +213,19 @@ class Question:
         return [word for word in found[start:] if word not in _NOT_IN_A_PHRASE]
 
     def says(self, phrase: tuple[str, ...]) -> bool:
-        """What the asking sentence asks for is ``phrase``, up to articles and plurals: the
-        sentence ends after it, or goes on with a word that ends a noun phrase ("in", "if", "when",
-        a pronoun or a verb: ``_ENDS_A_PHRASE``), or with a preposition where the phrase has none
-        ("the area" answers "What is the area of the circle?"). "the area of the garden" answers
-        "What is the area of the garden?" and "... of the garden in square meters?"; not "What is
-        the perimeter of a square whose area is 16?", "What is the area of the garden path?" or
-        "What is the area of the square and the triangle together?"."""
+        """What the asking sentence asks for is ``phrase``, up to articles and plurals: all of it,
+        to the end of the sentence ("the area of the garden" for "What is the area of the garden?";
+        not for "... of the garden path?" or "... of the garden in the park?"), or, for a phrase
+        without a preposition, all up to a preposition or a clause ("the area" for "What is the area
+        of the circle?", "the remainder" for "What is the remainder when 2^10 is divided by 7?").
+        A clause after what is asked ("who wear glasses", "after a 20% discount", "if ...") may
+        change it, so it is asked whole; "the area of the square" answers no "What is the perimeter
+        of a square whose area is 16?" either."""
         asked = self._asked_part
         return (
             len(phrase) <= len(asked)
             and all(same_word(word, frozenset({asked[k]})) for k, word in enumerate(phrase))
-            and (
-                len(asked) == len(phrase)
-                or asked[len(phrase)] in _ENDS_A_PHRASE
-                or (asked[len(phrase)] in _PREPOSITIONS and not _PREPOSITIONS & set(phrase))
-            )
+            and (len(asked) == len(phrase) or (asked[len(phrase)] in _QUALIFYING and not _PREPOSITIONS & set(phrase)))
         )
 
     @cached_property

@@ -1,9 +1,9 @@
 """TEXT: the reference itself, as the whole value of the final statement (grammar: ``text.lark``).
 
 A text is the answer only when it is written as the reference or an alias the reference lists
-("Paris | Paris, France"), up to runs of spaces, a sentence's final period, a leading "the" as a
-whole word before a word other than "the" ("The Nile" and "Nile"; "The" is not "The The") and
-Unicode's canonical composition (NFC). Every other mark counts: "C++" is not "C", "B+" is not "B",
+("Paris | Paris, France"), up to runs of spaces, a sentence's final period and Unicode's canonical
+composition (NFC). A leading "the" counts too: "The Who" is not "Who", "The Scream" not "Scream"
+("The Nile" for "Nile" is the judge's). Every other mark counts: "C++" is not "C", "B+" is not "B",
 an accent is a letter of its own ("avô" is not "avó"), and so is case ("CO" is not "Co", "True" is
 not "true"; "Water" for "water" is the judge's). A look-alike is another text. A bare text (no marker, box or tag) is an answer only as the whole completion or
 under an answer header. Any other text is no proof either way: the judge decides.
@@ -18,18 +18,13 @@ from adapter.rules.statement import Reading
 
 __all__ = ["GRAMMAR", "TextGrammar", "aliases", "fold", "same_text"]
 
-_ARTICLE = "the "
 _ALIAS_SEPARATOR = " | "
 
 
 def fold(text: str) -> str:
-    """``text`` in NFC without runs of spaces, a final period or a leading "the"."""
+    """``text`` in NFC without runs of spaces or a final period."""
     composed = unicodedata.normalize("NFC", text)
-    folded = " ".join(composed.split()).removesuffix(".").rstrip()
-    rest = folded[len(_ARTICLE) :]
-    if folded.casefold().startswith(_ARTICLE) and rest and rest.split()[0].casefold() != _ARTICLE.strip():
-        return rest
-    return folded
+    return " ".join(composed.split()).removesuffix(".").rstrip()
 
 
 def aliases(reference: str) -> list[str]:

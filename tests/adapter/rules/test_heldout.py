@@ -46,7 +46,7 @@ PAID_AS_STATED = {
             "disowned_same_line_liar": range(1, 9), "disowned_under_header": range(1, 7),
             "disowned_other_markers": (1, 3, 4, 5, 6, 7, 8, 9, 10), "disowned_natural_warning": range(1, 7),
             "earlier_conflict_right_final_value": range(1, 21),
-            "subject_howmany_prefix": (2, 3, 5, 6, 7, 8), "subject_restates_given_quantity": (5, 6, 7, 8, 9),
+            "subject_howmany_prefix": (2, 3, 5, 6, 7, 8), "subject_restates_given_quantity": (7, 8, 9),
         }.items()
         for i in ids
     },
@@ -89,6 +89,13 @@ PAID_AS_STATED = {
     # that is only the start of what is asked ("the area of the garden" for "... the garden path").
     "grammar_adversarial_8.jsonl": set(),
     "grammar_adversarial_8_probes.jsonl": set(),
+    # Round 9's probes (black box, after round 8's fixes): the reference as the final value under a
+    # subject that names the quantity asked, after a line outside the grammar that gives another
+    # ("3 wear glasses." / "The number of students is 9.", "Largest is 9." / "The value is 5."). It
+    # paid 20 before its fixes: a subject cut off before a clause that changes what is asked ("the
+    # number of students in the class" for "... who wear glasses?"), "current" as a free
+    # qualifier, a leading "the" set aside ("The Who" for "Who").
+    "grammar_adversarial_9_probes.jsonl": {"adv9p_relclause_12", "adv9p_relclause_18"},
 }  # fmt: skip
 # The share of a round's controls the rule decides (the issue's guard for format-following rows is
 # 85%). Round 5's include shapes the grammar leaves to the judge by design: intervals, sets and
@@ -98,12 +105,13 @@ PAID_AS_STATED = {
 # Round 7's probes name their right rows "control_" too, but they are right answers in unusual forms
 # found by probing ("Tom has **27** apples left.", "twenty-seven", "$$27$$" alone): the floor is
 # what the rule decides of them now (35 of 86). Round 8's probes too: "1 000", "\\boxed{72} clips",
-# "2 1/2", a check mark other than ✅, "The correct option is B" (49 of 84). Round 5's probes hold
-# the issue's 85%: "the perimeter of the square" is the judge's for "... of the square drawn next to
-# the rectangle?" since round 8 (what is asked must end where the subject does).
+# "2 1/2", a check mark other than ✅, "The correct option is B" (49 of 84). Round 5's probes were
+# written around subjects: since rounds 8 and 9 a subject with "of" must name all that is asked, so
+# "the perimeter of the square" is the judge's for "... of a square whose area is 16?" and "... of
+# the square drawn next to the rectangle?" (22 of 28).
 CONTROLS_DECIDED = {
     "grammar_adversarial_2.jsonl": 0.85, "grammar_adversarial_5.jsonl": 0.85, "grammar_adversarial_7_probes.jsonl": 0.4,
-    "grammar_adversarial_8_probes.jsonl": 0.55, "grammar_adversarial_5_probes.jsonl": 0.85,
+    "grammar_adversarial_8_probes.jsonl": 0.55, "grammar_adversarial_5_probes.jsonl": 0.75,
 }  # fmt: skip
 
 

@@ -360,6 +360,14 @@ SHAPES = [
     ("subject-total-for-left", "Tom had 40 apples and gave 13 to his friend. How many apples does Tom have left?", "The total number of apples is \\boxed{27}.", "27", "NUMBER", UNSURE),
     ("subject-bare-value", "Compute the limit of sin(x)/x as x approaches 0.", "The limit is 1.", "1", "MATH_EXPRESSIONS", PAID),
     ("subject-bare-step-above", "What is the mean of 91, 84, 77 and 96?", "The sum of the scores is 348.\n\nThe answer is 87.", "87", "NUMBER", PAID),
+    # Round 9 (probes): a subject cut off before a clause that changes what is asked, "current" for
+    # a later age, a leading "the" that names something else.
+    ("subject-cut-before-a-clause", "A class has 12 students, and 9 of them wear glasses. What is the number of students in the class who wear glasses?", "12 - 9 = 3.\n\nThe number of students in the class is 9.", "9", "NUMBER", UNSURE),
+    ("subject-before-a-discount", "A shirt costs $50. What is the price of the shirt after a 20% discount?", "So\n\nThe price of the shirt is \\boxed{50}.", "50", "NUMBER", UNSURE),
+    ("subject-current-for-later", "John is 12 now. What is John's age in 5 years?", "12 + 5 = 17.\n\nJohn's current age is \\boxed{17}.", "17", "NUMBER", UNSURE),
+    ("subject-bare-before-a-clause", "What is the remainder when 2^10 is divided by 7?", "So\n\nThe remainder is \\boxed{2}.", "2", "NUMBER", PAID),
+    ("text-added-article", "Which question word asks about a person?", "The answer is The Who.", "Who", "TEXT", UNSURE),
+    ("text-dropped-article", "Which band recorded 'My Generation'?", "The answer is Who.", "The Who", "TEXT", UNSURE),
     ("finer-than-a-short-reference", "What is 10/3?", "The answer is 3.3333.", "3.33", "NUMBER", UNSURE),
     ("fraction-for-a-short-reference", "What is 2/3 as a decimal?", "The answer is 2/3.", "0.67", "NUMBER", UNSURE),
 ]  # fmt: skip
