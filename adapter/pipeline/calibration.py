@@ -272,16 +272,12 @@ def _rate(value: float | int | None) -> str:
 
 @functools.cache
 def _shipped_agent_run_calibrations() -> tuple[CalibrationFile, ...]:
+    """The curves in ``AGENT_RUN_CALIBRATIONS``, each read once (tests/adapter/pipeline/
+    test_calibration_file.py loads each through ``load_calibration_file``'s checks)."""
     return tuple(
-        load_calibration_file(path, None, *_fitted_for(path))
+        CalibrationFile.model_validate_json(path.read_bytes())
         for path in sorted(AGENT_RUN_CALIBRATIONS.glob("*.json"))
     )
-
-
-def _fitted_for(path: Path) -> tuple[str, str]:
-    """The profile and mode a shipped file names (it is then checked like any other)."""
-    shipped = CalibrationFile.model_validate_json(path.read_bytes())
-    return shipped.profile, shipped.mode
 
 
 def shipped_agent_run_calibration(model: str | None, profile: str, mode: str) -> CalibrationFile | None:

@@ -222,6 +222,9 @@ def test_the_shipped_agent_run_calibration_loads_for_its_judge_and_moves_the_cut
     with pytest.raises(JudgeConfigError, match="fitted for model"):
         load_calibration_file(path, "smollm2-135m", "binary", "fast")
     assert shipped_agent_run_calibration("qwen2.5-coder-1.5b", "binary", "fast") == calibration
+    for path in AGENT_RUN_CALIBRATIONS.glob("*.json"):  # every shipped curve passes a user file's checks
+        shipped = CalibrationFile.model_validate_json(path.read_bytes())
+        assert load_calibration_file(path, shipped.model, shipped.profile, shipped.mode).recommended
     for judge in (("smollm2-135m", "binary", "fast"), ("qwen2.5-coder-1.5b", "compassverifier", "fast"),
                   ("qwen2.5-coder-1.5b", "binary", "verdict"), (None, "binary", "fast")):  # fmt: skip
         assert shipped_agent_run_calibration(*judge) is None
