@@ -39,8 +39,10 @@ __all__ = [
 # completion, from its start and its end (judge_prompts.clip_middle); without a config, a 10 MB
 # completion is checked on its first and last 1,000,000 characters.
 MAX_JUDGED_CHARS = 1_000_000
-# A verdict pattern's search over one completion (the pattern may be a user's).
+# A verdict pattern's search over one completion (the pattern may be a user's), and, when it runs out,
+# the one more try it gets: the bound is wall time, and a busy machine may stall the thread.
 PHRASE_TIMEOUT_S = 0.2
+PHRASE_RETRY_TIMEOUT_S = 2.0
 
 # The start of a line, before a label: indentation, then any heading marks, markdown quote marks
 # and emphasis ("## ", "> ", "> > **"). Indentation is [^\S\n]*, not \s*: under MULTILINE, \s*
@@ -244,12 +246,21 @@ class VerdictStrings:
         (a tool that answers "Yes" states a fact)."""
         for phrase in self.phrases:
             try:
-                found = phrase.search(text, PHRASE_TIMEOUT_S)
+                found = _search(phrase, text)
             except PatternTimeout:  # a text built to make a user's pattern explode
                 return FormatIssue("verdict_string", "completion makes a verdict pattern run out of time")
             if found:
                 return FormatIssue("verdict_string", "completion writes a judge's verdict")
         return None
+
+
+def _search(phrase: UserPattern, text: str) -> object:
+    """``phrase``'s first match in ``text``: ``PatternTimeout`` only when a second, longer try runs
+    out of time too (an innocent completion on a busy machine is not refused)."""
+    try:
+        return phrase.search(text, PHRASE_TIMEOUT_S)
+    except PatternTimeout:
+        return phrase.search(text, PHRASE_RETRY_TIMEOUT_S)
 
 
 def _bare(text: str) -> str:

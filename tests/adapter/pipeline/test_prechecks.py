@@ -159,7 +159,8 @@ def test_a_spoof_at_either_end_of_a_huge_completion_is_seen():
 
 # -- a judge's own verdict strings, for every profile ------------------------------------------
 
-from adapter.pipeline.prechecks import verdict_strings  # noqa: E402
+from adapter.pipeline.prechecks import VerdictStrings, verdict_strings  # noqa: E402
+from judge_vllm.patterns import PatternTimeout  # noqa: E402
 from judge_vllm.profiles import builtin_profile_names, load_profile  # noqa: E402
 
 # Each built-in profile's verdict, as its judge writes it: a completion that is only this (or
@@ -393,3 +394,28 @@ def test_a_profile_whose_prompt_is_not_shipped_is_needed_only_by_that_profile(tm
     ran = subprocess.run([sys.executable, "-c", script, fake_judge.url], capture_output=True, text=True,
                          env=env, timeout=120)  # fmt: skip
     assert ran.stdout.splitlines() == ["judge 1.0", "['correct', 'incorrect']", "xverify: True"], ran.stderr
+
+
+class _StallingPattern:
+    """A verdict pattern whose search runs out of time ``stalls`` times (a busy machine), then finds
+    nothing."""
+
+    def __init__(self, stalls):
+        self.stalls = stalls
+
+    def search(self, text, timeout_s):
+        if self.stalls:
+            self.stalls -= 1
+            raise PatternTimeout(f"stalled ({timeout_s} s)")
+        return None
+
+
+@pytest.mark.parametrize(("stalls", "refused"), [(0, False), (1, False), (2, True)])
+def test_a_verdict_pattern_that_runs_out_of_time_once_gets_a_second_try(stalls, refused):
+    """A search bound is wall time: one timeout on a busy machine does not refuse an innocent
+    completion; a text that makes the pattern run out of time twice is refused."""
+    verdicts = VerdictStrings(frozenset(), (_StallingPattern(stalls),))
+    issue = verdicts.issue("15 + 30 = 45.\n\n\\boxed{45}")
+    assert (issue is not None) == refused
+    if refused:
+        assert issue.reason == "verdict_string"
