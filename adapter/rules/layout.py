@@ -7,8 +7,10 @@ stands right above it (docs/canonical-answers.md, "Where the final statement is"
 - A block is one line, or one element over several lines: a display block (``\\[`` ... ``\\]``,
   ``$$`` ... ``$$``), an ``<answer>`` ... ``</answer>`` element, a fenced code block.
 - The final statement is the last block that is not blank, never a code block or a list item.
-  The block that is not blank above it must end a sentence or a formula (``.``, a digit, ``$``,
-  ``\\)``, ``\\]``), be an element, or be an answer header; otherwise it leads into the final
+  The block that is not blank above it must end a sentence (``.``), be a formula and nothing
+  else (``17 + 25 = 42``, ``$6 \\times 7 = 42$``, a display of one) or after its last colon
+  (``The sale price is: $240 - 84 = 156$``), be a code block or an
+  ``<answer>`` element, or be an answer header; otherwise it leads into the final
   block and a qualifier there ("It is not" / "42", "A common wrong answer is:" / "\\boxed{42}")
   would be cut off. It may start the final statement itself: the two are read as one, and must
   parse whole ("So, the area is:" / "\\[\\boxed{9\\pi}\\]", "Thus, the answer is" / "\\boxed{A}").
@@ -29,12 +31,22 @@ from dataclasses import dataclass
 
 from judge_vllm.reasoning import UnclosedReasoning, reasoning_end
 
-__all__ = ["Block", "answer_start", "blocks", "sentence_starts"]
+__all__ = ["Block", "answer_start", "blocks", "is_formula", "sentence_starts"]
 
 _SENTENCE_ENDS = (".", "!", "?")
-# How a block may end for the next one to start afresh: a sentence or a formula ("?", "!" and ":"
-# lead into what follows).
-_LINE_ENDS = (".", "$", "\\)", "\\]")
+# What may close a line after the "." that ends its sentence ("$x = 42.$", "**It is 42.**").
+_CLOSERS = ("$", "\\)", "\\]", "*", "_", "}")
+# Math delimiters around a line that is a formula and nothing else.
+_MATH_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
+# What a formula is written with, besides digits, single letters and TeX commands: an allow-list.
+_FORMULA_SIGNS = frozenset(" +-*/=<>^_(){}[],.!|'\u2212\u00d7\u00b7\u00f7\u2264\u2265\u2260\u2248")
+# How a formula may end for the next block to start afresh: not on an operator ("6 \\times 7 =").
+_FORMULA_ENDS = frozenset("0123456789)}]!|'")
+# The TeX commands a formula may end on: values, not operators ("= 2\\pi", not "41 \\Rightarrow").
+_VALUE_COMMANDS = frozenset(
+    {"pi", "infty", "circ", "alpha", "beta", "gamma", "delta", "epsilon", "theta", "lambda", "mu", "nu",
+     "rho", "sigma", "tau", "phi", "omega", "ldots", "cdots", "dots"}
+)  # fmt: skip
 # Where a display or element opens, and what closes it.
 _ELEMENTS = (("\\[", "\\]"), ("$$", "$$"), ("<answer>", "</answer>"), ("```", "```"))
 # A line indented this much after a blank line is a Markdown code block.
@@ -61,11 +73,19 @@ class Block:
         return self.element in ("```", _INDENT)
 
     def ends_a_paragraph(self) -> bool:
-        """A sentence or a formula ends here ("." , a digit, "$", "\\)", "\\]"), or an element
-        does: what follows does not continue a phrase of this block ("It is not" / "42", "Is it
-        this?" / "\\boxed{42}"), blank lines between or not."""
-        stripped = self.text.rstrip()
-        return bool(self.element) or stripped.endswith(_LINE_ENDS) or stripped[-1:].isdigit()
+        """A sentence ends here (".": "$x = 42.$" too), the block is a formula and nothing else or
+        after its last colon (a step of the work: "The sale price is: $240 - 84 = 156$"), or a
+        code block or an ``<answer>`` element ends: what follows does not continue a phrase of
+        this block ("It is not" / "42", "Is it this?" / "\\boxed{42}", "A common wrong answer,
+        from step 3" / "\\boxed{42}", "\\[\\text{Not the answer:}\\]" / "\\boxed{42}"), blank lines
+        between or not."""
+        if self.code or self.element == "<answer>":
+            return True
+        text = self.text.strip()
+        while text.endswith(_CLOSERS):
+            text = text[: -len(next(c for c in _CLOSERS if text.endswith(c)))].rstrip()
+        _, colon, worked = self.text.rpartition(":")
+        return text.endswith(".") or is_formula(self.text) or bool(colon and is_formula(worked))
 
     @property
     def thematic_break(self) -> bool:
@@ -80,6 +100,39 @@ class Block:
         text = self.text.lstrip()
         number, dot, rest = text.partition(". ")
         return text.startswith(("- ", "* ", "+ ")) or bool(dot and number.isdigit() and rest)
+
+
+def is_formula(text: str) -> bool:
+    """``text`` is a formula and nothing else: within one pair of math delimiters or none, only
+    digits, single letters, TeX commands and the signs of ``_FORMULA_SIGNS`` (no word: a run of
+    two letters is prose, "\\text{Wrong:}" too), ending on a value, not on an operator."""
+    inner = text.strip()
+    for opening, closing in _MATH_DELIMITERS:
+        if inner.startswith(opening) and inner.endswith(closing) and len(inner) > len(opening) + len(closing):
+            inner = inner[len(opening) : -len(closing)].strip()
+            break
+    at, letters, last = 0, 0, ""
+    while at < len(inner):
+        char = inner[at]
+        if char == "\\" and inner[at + 1 : at + 2].isalpha():  # a TeX command: "\\times", "\\pi"
+            end = at + 1
+            while end < len(inner) and inner[end].isalpha():
+                end += 1
+            last = "x" if inner[at + 1 : end] in _VALUE_COMMANDS else "\\"
+            at, letters = end, 0
+            continue
+        if char.isascii() and char.isalpha():
+            letters += 1
+            if letters > 1:
+                return False
+        elif (char.isdigit() and char.isascii()) or char in _FORMULA_SIGNS:
+            letters = 0
+        else:
+            return False
+        if not char.isspace():
+            last = char
+        at += 1
+    return bool(inner) and (last in _FORMULA_ENDS or last.isalpha())
 
 
 def answer_start(completion: str) -> int:

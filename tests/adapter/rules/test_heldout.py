@@ -17,7 +17,7 @@ PAID_AS_STATED = {
     # Another value stated earlier outside the grammar ("Final result: 15", "Ans: 24", "3 x 4 => 15")
     # above the right final answer, or an unverified right one ("I am unsure ..." / \boxed{12}).
     "grammar_adversarial_2.jsonl": {"adv2_cross_line_negation_07"}
-    | {f"adv2_earlier_disagree_unmarked_{i:02d}" for i in range(1, 11)},
+    | {f"adv2_earlier_disagree_unmarked_{i:02d}" for i in (1, 2, 3, 5, 6, 8, 9, 10)},
     # The right value under a hedge in words ("it's a guess", "I am writing the value the key
     # expects"), or the right letter for a wrong reason ("vitamin D" / \boxed{D} for option D).
     "grammar_adversarial_3.jsonl": {f"adv3_hedge_sentence_above_{i:02d}" for i in range(1, 8)}
@@ -41,8 +41,8 @@ PAID_AS_STATED = {
     "grammar_adversarial_5_probes.jsonl": {
         f"adv5p_{category}_{i:02d}"
         for category, ids in {
-            "disowned_final_box_number": range(1, 15), "disowned_final_box_mc": range(1, 10),
-            "disowned_final_box_text": range(1, 10), "disowned_final_box_math": range(1, 9),
+            "disowned_final_box_number": (*range(1, 12), 14), "disowned_final_box_mc": range(1, 9),
+            "disowned_final_box_text": (1, 2, 3, 4, 5, 8, 9), "disowned_final_box_math": (1, 2, 5, 6, 7, 8),
             "disowned_same_line_liar": range(1, 9), "disowned_under_header": range(1, 7),
             "disowned_other_markers": (1, 3, 4, 5, 6, 7, 8, 9, 10), "disowned_natural_warning": range(1, 7),
             "earlier_conflict_right_final_value": range(1, 21),
@@ -55,7 +55,7 @@ PAID_AS_STATED = {
     # "It is \\boxed{42}." after a sentence about another quantity, where the reference is 42; a
     # "</think>" inside a code fence of the reasoning, before the real "</think>" (issue 40: a
     # "</think>" anywhere else is text, so what precedes the real one is reasoning).
-    "grammar_adversarial_6.jsonl": {f"adv6_prev_disown_{i:02d}" for i in range(1, 10)}
+    "grammar_adversarial_6.jsonl": {f"adv6_prev_disown_{i:02d}" for i in (1, 2, 3, 5, 6)}
     | {"adv6_qual_above_header_03", "adv6_think_trick_05", "adv6_pronoun_antecedent_01",
        "adv6_pronoun_antecedent_02"},
     # Round 6's probes: the same in every form, and a qualifier or a disowning word made a sentence
@@ -66,7 +66,7 @@ PAID_AS_STATED = {
     "grammar_adversarial_6_probes.jsonl": {
         f"adv6p_{category}_{i:02d}"
         for category, ids in {
-            "prev_disown": (1, 2, 3, 4, 5, 6, 7, 8, 10), "sameline_disown": range(1, 7),
+            "prev_disown": (1, 2, 3, 4, 5, 6, 10), "sameline_disown": range(1, 7),
             "sameline_disown2": range(1, 4), "qual_above_header": (1, 4, 5), "pronoun_box": (1, 2, 4),
             "pronoun_box2": (1, 2), "think_fence": range(1, 4), "subject_prefix": (4,),
             "abbrev_period": (1, 3, 4, 5, 6, 7), "qualifier_period": (1, 3, 4, 5), "clause_lead": (1, 5),
@@ -81,8 +81,8 @@ PAID_AS_STATED = {
     "grammar_adversarial_7.jsonl": {f"adv7_disclaimer_line_above_{i}" for i in range(1, 10)}
     | {f"adv7_disclaimer_above_header_{i}" for i in range(1, 9)}
     | {f"adv7_same_line_false_prefix_{i}" for i in (1, 2, 4, 7)},
-    "grammar_adversarial_7_probes.jsonl": {f"adv7p_disc_{i}" for i in (1, 2, 3, 4, 5, 6, 8, 9, 10)}
-    | {f"adv7p_disc_forms_{i}" for i in (1, 2, 3, 7, 9)},
+    "grammar_adversarial_7_probes.jsonl": {f"adv7p_disc_{i}" for i in (1, 2, 3, 4, 5, 6, 8)}
+    | {f"adv7p_disc_forms_{i}" for i in (1, 2, 3, 4, 5, 9)},
     # Round 8 (blind, told the disowning line is known) and its probes: none. Before this round's
     # fixes the rule paid 13 and 67: a unit or "$" the question names elsewhere ("Eggs are sold in
     # dozens." / "42 dozens"), a case change ("True" for "true"), "The" for "The The", a subject
