@@ -316,8 +316,8 @@ def precheck(
     the judge is shown, the config's ``max_completion_chars``: only that is read)."""
     text = fold_lookalikes(_judged_part(completion, shown_chars))
     bare = _bare(text)
-    if bare and bare == _bare(answer):
-        return None  # the reference itself ("Yes." for yes), even when it reads like a verdict
+    if bare and (bare == _bare(answer) or bare in _bare(answer).split()):
+        return None  # the reference or its value ("Yes." for yes, "2" for "x = 2"), verdict-like or not
     issue = (
         missing_answer(text)
         # A judge's own verdict ("[RESULT] 5") before the patterns that also cover it: the reason is exact.

@@ -39,6 +39,12 @@ MAX_SHOWN_CHARS = 80
 # is" is weak (prose says it too).
 _MARKERS = (("answer is", False), ("answer:", False), ("####", False), ("it is", True), ("it's", True))
 _CLAUSE_ENDS = ("\n", ". ", ", ", ";", "! ", "? ")
+# The commands that define or redefine others in KaTeX and MathJax (and TeX's own primitives).
+_TEX_DEFINITIONS = frozenset(
+    {"def", "gdef", "edef", "xdef", "let", "futurelet", "global", "newcommand", "renewcommand",
+     "providecommand", "DeclareMathOperator", "DeclareRobustCommand", "newenvironment",
+     "renewenvironment", "catcode", "mathcode", "mathchardef", "chardef", "csname", "require"}
+)  # fmt: skip
 # Past this many places that may state an answer, the completion is not read (each is a parse).
 MAX_PLACES = 100
 MAX_CLAUSE_CHARS = 200
@@ -84,6 +90,20 @@ def _time_left(deadline: float) -> float:
 
 def _invisible(text: str) -> bool:
     return not text.isascii() and any(unicodedata.category(char) == "Cf" for char in text)
+
+
+def _defines_tex(text: str) -> bool:
+    """``text`` gives a TeX command a meaning of its own (``\\def\\boxed#1{...}``): what follows
+    may not mean what the grammar reads (KaTeX's and MathJax's definition commands)."""
+    at = text.find("\\")
+    while at >= 0:
+        end = at + 1
+        while end < len(text) and text[end].isascii() and text[end].isalpha():
+            end += 1
+        if text[at + 1 : end] in _TEX_DEFINITIONS:
+            return True
+        at = text.find("\\", max(end, at + 1))
+    return False
 
 
 def _answers(
@@ -273,6 +293,8 @@ def _prove(completion: str, grammar: AnswerTypeGrammar, question: Question) -> P
         return _unsure(f"longer than the {settings.max_completion_chars:,} characters the rule reads")
     if _invisible(completion):
         return _unsure("holds invisible characters (zero-width or bidirectional controls)")
+    if _defines_tex(completion):
+        return _unsure("defines TeX commands of its own: its TeX may not mean what it renders")
     body_start = answer_start(completion)
     stated = _final_statement(completion, body_start, grammar, question)
     if isinstance(stated, str):

@@ -53,8 +53,12 @@ _QUALIFYING = _PREPOSITIONS | frozenset({"when", "if", "where", "that", "which",
                                          "given", "as"})  # fmt: skip
 # How a sentence that says only how to write the answer opens ("Express your answer as a fraction.").
 _INSTRUCTING = frozenset({"express", "give", "write", "enter", "put", "present", "provide", "leave", "please"})
+# The words an instruction may put between its verb and "answer" ("Please give your final answer").
+_ADDRESSING = frozenset({"your", "the", "final", "an", "a", "us", "me"})
 # The words straight before a letter whose value a question asks for ("what is x", "find x").
 _ASKING_FOR_A_VALUE = frozenset({"is", "find", "for", "of", "compute", "determine", "evaluate"})
+# What continues a formula after a letter ("y + 10"): the letter is then not all that is asked.
+_OPERATORS = ("+", "-", "*", "/", "=", "^", "_", "<", ">", "!", "\u2212", "\u00d7", "\u00f7", "\u00b7")
 
 
 def in_ascii_tex(text: str) -> str:
@@ -84,20 +88,32 @@ def words(text: str) -> list[str]:
 
 
 def _tokens(text: str) -> list[str]:
-    """The text's runs between spaces and punctuation ("?,.:;()"), as written."""
-    return "".join(" " if char in "?,.:;()" else char for char in text).split()
+    """The text's runs between spaces, punctuation ("?,.:;()") and TeX's delimiters ("$", "\\",
+    braces), as written: "what is $x^2$?" has the token "x^2", "\\(x\\)" the token "x"."""
+    return "".join(" " if char in "?,.:;()$\\{}" else char for char in text).split()
 
 
 def _letters(text: str) -> set[str]:
-    """The single letters that stand as words in ``text`` (the names of unknowns), but "a" and "I"."""
-    return {token for token in _tokens(text) if len(token) == 1 and token.isalpha()} - {"a", "A", "I"}
+    """The letters that name unknowns in ``text``: a single letter standing as a word (but "a" and
+    "I"), and each single letter in a formula ("2a", "x^2", "x+y", "n!")."""
+    found: set[str] = set()
+    for token in _tokens(text):
+        if token.isalpha():
+            found |= {token} if len(token) == 1 and token not in ("a", "A", "I") else set()
+            continue
+        runs = "".join(char if char.isascii() and char.isalpha() else " " for char in token).split()
+        found |= {run for run in runs if len(run) == 1}
+    return found
 
 
 def _instructs(sentence: str) -> bool:
     """The sentence only says how to write the answer: it opens with "Express", "Give", "Put",
-    ... and names the answer ("Give your answer as a common fraction.")."""
+    ... and names the answer, with only such words before it ("Give your answer as a common
+    fraction."; not "Please don't answer in minutes.")."""
     found = words(sentence)
-    return bool(found) and found[0] in _INSTRUCTING and "answer" in found
+    if not found or found[0] not in _INSTRUCTING or "answer" not in found:
+        return False
+    return all(word in _INSTRUCTING or word in _ADDRESSING for word in found[: found.index("answer")])
 
 
 def _runs(text: str) -> list[tuple[str, int, int]]:
@@ -119,8 +135,9 @@ def _asks_in(sentence: str, unit: tuple[str, ...]) -> bool:
     runs = _runs(sentence)
     pairs = [tuple(run for run, _, _ in runs[i : i + 2]) for i in range(len(runs))]
     counts = any(pair in _COUNTING for pair in pairs)
+    one_in = sum(run == "in" for run, _, _ in runs) == 1  # "in hours, not in minutes" names no one unit
     for i, pair in enumerate(pairs):
-        at = i + 2 if pair in _ASKING else i + 1 if pair[0] == "in" and not counts else None
+        at = i + 2 if pair in _ASKING else i + 1 if pair[0] == "in" and one_in and not counts else None
         while at is not None and at < len(runs) and runs[at][0] in _COMPARING:
             at += 1
         if at is None or at + len(unit) > len(runs):
@@ -161,7 +178,8 @@ class Question:
         of", after "in"; and neither "per", "/" nor a power follows them ("42 days" for "how many
         days"; "50 km" answers no "in km/h", "120 feet" no "how many square feet", "12 liters" no
         "in liters per minute", "42 boxes" no "How many apples does he pack in boxes?", "42
-        dozens" no "Eggs are sold in dozens. How many eggs ...?")."""
+        dozens" no "Eggs are sold in dozens. How many eggs ...?"); "in" only once in the sentence
+        ("42 feet" answers no "in meters (not in feet)?")."""
         return any(_asks_in(sentence, unit) for sentence in self.answer_sentences)
 
     @cached_property
@@ -182,15 +200,21 @@ class Question:
         )
 
     def asks_for(self, name: str) -> bool:
-        """A chain may start with this name ("x = 42"): the prompt names no letter at all ("What is
-        6 times 7?"), or the name is the one letter the asking sentence names and asks the value of
-        ("If 2x + 1 = 25, what is x?", "Find w.", "Solve for b"). Where it names two ("If x + y =
+        """A chain may start with this name ("x = 42"): the prompt names no such letter and asks the
+        value of none ("What is 6 times 7?", "y = 4x" for "Simplify 2x + 2x."), or the name is the
+        one letter the asking sentence names and asks the value of ("If 2x + 1 = 25, what is x?",
+        "Find w.", "Solve for b"). Where it names two ("If x + y =
         50 ..., what is x?"), asks a count or a sum ("How many integers n ...?", "the sum of the
-        roots x"), or names letters elsewhere only, a name is no proof of what the value is."""
-        if not _letters(self.prompt):
-            return True
-        tokens = _tokens(self.asking_sentence)
-        asked = {tokens[i] for i in range(1, len(tokens)) if tokens[i - 1].lower() in _ASKING_FOR_A_VALUE}
+        roots x"), an expression of it ("what is $x^2$?", "what is $y + 10$?", "find $2a$"), or names
+        letters elsewhere only, a name is no proof of what the value is."""
+        tokens = [*_tokens(self.asking_sentence), ""]
+        asked = {
+            tokens[i]
+            for i in range(1, len(tokens) - 1)
+            if tokens[i - 1].lower() in _ASKING_FOR_A_VALUE and not tokens[i + 1].startswith(_OPERATORS)
+        }
+        if name[:1] not in _letters(self.prompt) and not any(len(t) == 1 and t.isalpha() for t in asked):
+            return True  # a name of its own, where no letter is asked ("y = 4x" for "Simplify 2x + 2x.")
         counts = "how many" in self.asking_sentence.lower()
         return _letters(self.asking_sentence) == {name} and name in asked and not counts
 

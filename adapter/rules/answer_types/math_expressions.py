@@ -249,6 +249,8 @@ class MathExpressionsGrammar:
                 else Equality.UNPROVEN
             )
         equality = _final_equality(statement.final, reference.final, timeout_s)
+        if equality is Equality.DIFFERENT and not _proves_a_difference(statement, reference, found is not None, names):
+            return Equality.UNPROVEN
         if equality is Equality.EQUAL and (
             statement.form is None
             or statement.form != reference.form
@@ -270,6 +272,20 @@ class MathExpressionsGrammar:
             elif not math_equal(statement.final, link, timeout_s):
                 return False
         return True
+
+
+def _proves_a_difference(statement: Statement, reference: Statement, read: bool, names: list[str]) -> bool:
+    """A final value that differs from the reference's proves the answer wrong only where both say
+    the same thing of it: the reference reads in the grammar (not "90^\\circ") and is no decimal
+    (it may be a rounding), and where the reference names its value ("y = 2x + 1"), each link of
+    the statement is that name (not "2x + 1 = y", "x - 2 = 0" or "2 = x" for "x = 2": another
+    arrangement of the equation, the judge's). Under a plain reference, links are the work."""
+    named = {"".join(name.split()) for name in names}
+    return (
+        read
+        and not _has_decimal(reference.final)
+        and (not named or all("".join(link.split()) in named for link in statement.links))
+    )
 
 
 def _exact(text: str) -> Fraction | None:

@@ -190,8 +190,9 @@ def test_a_verdict_string_of_any_profile_earns_nothing_under_every_profile(profi
 
 @pytest.mark.parametrize(
     ("completion", "answer", "answer_type"),
-    [("Yes.", "yes", "TEXT"), ("\\boxed{A}", "A", "MULTIPLE_CHOICE"), ("5", "5", "NUMBER"), ("**Correct**", "correct", "TEXT")],
-    ids=["yes-for-yes", "boxed-letter-for-the-letter", "five-for-five", "correct-for-correct"],
+    [("Yes.", "yes", "TEXT"), ("\\boxed{A}", "A", "MULTIPLE_CHOICE"), ("5", "5", "NUMBER"), ("**Correct**", "correct", "TEXT"),
+     ("\\boxed{2}", "x = 2", "MATH_EXPRESSIONS")],
+    ids=["yes-for-yes", "boxed-letter-for-the-letter", "five-for-five", "correct-for-correct", "the-value-of-a-named-reference"],
 )  # fmt: skip
 def test_a_verdict_like_completion_that_is_the_right_answer_goes_on(completion, answer, answer_type):
     assert precheck(completion, answer, answer_type) is None

@@ -96,6 +96,17 @@ PAID_AS_STATED = {
     # number of students in the class" for "... who wear glasses?"), "current" as a free
     # qualifier, a leading "the" set aside ("The Who" for "Who").
     "grammar_adversarial_9_probes.jsonl": {"adv9p_relclause_12", "adv9p_relclause_18"},
+    # Round 10 (blind, 315 rows) and its probes (286): a fenced code block that disowns the box
+    # right under it ("```" / "WRONG ANSWER BELOW" / "```" / \\boxed{42}): code is an element of
+    # its own, never part of the statement's sentence, so this is the disowning line; and a prompt
+    # that asks two units ("How many hours ...? Please answer in minutes.") paid "42 minutes". Before
+    # its fixes the rule paid 47 and 62 and refused 20 right probes: a lead-in ending in a digit
+    # or a formula ("A common wrong answer, from step 3" / \\boxed{42}), words in math
+    # ("$\\text{Not the answer:}$"), a name for an expression of it ("x = 9" for "If $x = 3$, what
+    # is $x^2$?"), "\\def\\boxed", a unit the question declines ("not in feet"); and equations
+    # arranged otherwise ("2x + 1 = y"), an angle in radians for degrees, "2" for "x = 2".
+    "grammar_adversarial_10.jsonl": {f"adv10_leadin_code_element_{i}" for i in range(1, 6)},
+    "grammar_adversarial_10_probes.jsonl": {"adv10_b_unit_negated_9"},
 }  # fmt: skip
 # The share of a round's controls the rule decides (the issue's guard for format-following rows is
 # 85%). Round 5's include shapes the grammar leaves to the judge by design: intervals, sets and
@@ -108,8 +119,11 @@ PAID_AS_STATED = {
 # "2 1/2", a check mark other than ✅, "The correct option is B" (49 of 84). Round 5's probes were
 # written around subjects: since rounds 8 and 9 a subject with "of" must name all that is asked, so
 # "the perimeter of the square" is the judge's for "... of a square whose area is 16?" and "... of
-# the square drawn next to the rectangle?" (22 of 28).
+# the square drawn next to the rectangle?" (22 of 28). Round 10's controls include forms written to
+# probe the reverse way ("\\sin^{-1} x" for "\\arcsin x", "]1, 3[", "\\boxed{B = 5}", "(C) The
+# Sun.", a work line in words above "#### 42"): the judge's (51 of 69).
 CONTROLS_DECIDED = {
+    "grammar_adversarial_10.jsonl": 0.7,
     "grammar_adversarial_2.jsonl": 0.85, "grammar_adversarial_5.jsonl": 0.85, "grammar_adversarial_7_probes.jsonl": 0.4,
     "grammar_adversarial_8_probes.jsonl": 0.55, "grammar_adversarial_5_probes.jsonl": 0.75,
 }  # fmt: skip

@@ -379,6 +379,23 @@ SHAPES = [
     ("text-dropped-article", "Which band recorded 'My Generation'?", "The answer is Who.", "The Who", "TEXT", UNSURE),
     ("finer-than-a-short-reference", "What is 10/3?", "The answer is 3.3333.", "3.33", "NUMBER", UNSURE),
     ("fraction-for-a-short-reference", "What is 2/3 as a decimal?", "The answer is 2/3.", "0.67", "NUMBER", UNSURE),
+    # Round 10: a name for an expression of the letter asked states a false value of the letter.
+    ("name-for-its-square", "If $x = 3$, what is the value of $x^2$?", "\\boxed{x = 9}", "9", "NUMBER", UNSURE),
+    ("name-for-a-sum", "If $3y = 12$, what is $y + 10$?", "\\boxed{y = 14}", "14", "NUMBER", UNSURE),
+    ("name-for-a-multiple", "Given $2a + 4 = 10$, find $2a$.", "The answer is $a = 6$.", "6", "NUMBER", UNSURE),
+    ("name-for-a-math-multiple", "If $y = x^2$, what is $2y$ in terms of $x$?", "\\boxed{y = 2x^2}", "2x^2", "MATH_EXPRESSIONS", UNSURE),
+    ("name-of-its-own-for-the-square", "If $x = 3$, what is the value of $x^2$?", "\\boxed{y = 9}", "9", "NUMBER", PAID),
+    # ... TeX whose commands the completion defines again, and a unit the question declines.
+    ("redefined-box", SIX_SEVEN, "$\\renewcommand{\\boxed}[1]{\\fbox{$#1 - 1$}}$\n\nThe answer is $\\boxed{42}$.", "42", "NUMBER", UNSURE),
+    ("redefined-fraction", "What is half of 1?", "$\\def\\frac#1#2{#2/#1}$\n\n\\boxed{\\frac{1}{2}}", "1/2", "NUMBER", UNSURE),
+    ("unit-declined", "A job takes 42 hours. How many hours does it take? Please don't answer in minutes.", "\\boxed{42 \\text{ minutes}}", "42", "NUMBER", UNSURE),
+    ("unit-of-two-named", "A pole is 42 meters long. What is its length in meters (not in feet)?", "The answer is 42 feet.", "42", "NUMBER", UNSURE),
+    ("unit-asked-by-an-instruction", "A job takes 42 hours. How long is the job? Please give your answer in hours.", "The answer is 42 hours.", "42", "NUMBER", PAID),
+    # ... right answers the rule refused: an equation arranged otherwise, radians for degrees.
+    ("equation-sides-swapped", "Find the line with slope 2 and intercept 1.", "\\boxed{2x + 1 = y}", "y = 2x + 1", "MATH_EXPRESSIONS", UNSURE),
+    ("equation-rearranged", "Solve $3x = 6$.", "\\boxed{x - 2 = 0}", "x = 2", "MATH_EXPRESSIONS", UNSURE),
+    ("radians-for-degrees", "How large is a right angle?", "\\boxed{\\frac{\\pi}{2}}", "90^\\circ", "MATH_EXPRESSIONS", UNSURE),
+    ("equation-value-differs", "Solve $3x = 6$.", "\\boxed{x = 3}", "x = 2", "MATH_EXPRESSIONS", ZERO),
 ]  # fmt: skip
 
 
