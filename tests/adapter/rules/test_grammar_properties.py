@@ -177,6 +177,25 @@ def test_a_qualifier_on_the_line_above_is_never_paid(stated, qualifier):
 @PROPERTIES
 @given(
     _number_statement(),
+    st.sampled_from([
+        "A common wrong answer, from students who skip step 3", "Only under the false assumption $a = b$",
+        "$\\text{This is NOT the answer:}$", "\\[\\text{Not the answer:}\\]", "This value is wrong\u2460",
+        "It fails the check of step 2", "We reject it since $x < 40$", "Wrong $\\Rightarrow$",
+    ]),
+    st.sampled_from(["\n", "\n\n", "\n---\n"]),
+)  # fmt: skip
+def test_a_line_above_that_does_not_end_its_sentence_is_never_paid(stated, lead_in, between):
+    """A line that ends in a digit, a formula or words inside math leads into what follows, blank
+    lines and a thematic break between or not (round 10)."""
+    text, reference, _ = stated
+    assume(not text.lstrip().startswith(("#", "<answer>")))
+    completion = f"{lead_in}{between}{text}"
+    assert not _paid(NUMBER_QUESTION, completion, reference, "NUMBER"), completion
+
+
+@PROPERTIES
+@given(
+    _number_statement(),
     _generated("NUMBER", start="header"),
     st.sampled_from(["It is not", "A tempting but wrong result is", "The following is NOT the answer:"]),
 )
