@@ -36,17 +36,38 @@ __all__ = ["Block", "answer_start", "blocks", "is_formula", "sentence_starts"]
 _SENTENCE_ENDS = (".", "!", "?")
 # What may close a line after the "." that ends its sentence ("$x = 42.$", "**It is 42.**").
 _CLOSERS = ("$", "\\)", "\\]", "*", "_", "}")
+# What a sentence's "." may follow besides a letter or a digit ("$42$.", "**42**."; not "..." or
+# "\\color{white}.", which end no sentence).
+_BEFORE_A_PERIOD = frozenset(")]%'\"$*_`")
 # Math delimiters around a line that is a formula and nothing else.
 _MATH_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
 # What a formula is written with, besides digits, single letters and TeX commands: an allow-list.
-_FORMULA_SIGNS = frozenset(" +-*/=<>^_(){}[],.!|'\u2212\u00d7\u00b7\u00f7\u2264\u2265\u2260\u2248")
-# How a formula may end for the next block to start afresh: not on an operator ("6 \\times 7 =").
-_FORMULA_ENDS = frozenset("0123456789)}]!|'")
+_FORMULA_SIGNS = frozenset(" +-*/=<>^_(){}[],.!|'&\n\u2212\u00d7\u00b7\u00f7\u2264\u2265\u2260\u2248")
+# How a formula may end for the next block to start afresh: on a value, not on an operator
+# ("6 \\times 7 =") or a colon ("\\text{Not the answer:}").
+_FORMULA_ENDS = frozenset("0123456789)}]!|'.")
 # The TeX commands a formula may end on: values, not operators ("= 2\\pi", not "41 \\Rightarrow").
 _VALUE_COMMANDS = frozenset(
-    {"pi", "infty", "circ", "alpha", "beta", "gamma", "delta", "epsilon", "theta", "lambda", "mu", "nu",
-     "rho", "sigma", "tau", "phi", "omega", "ldots", "cdots", "dots"}
+    {"pi", "infty", "circ", "degree", "checkmark", "alpha", "beta", "gamma", "delta", "epsilon", "theta",
+     "lambda", "mu", "nu", "rho", "sigma", "tau", "phi", "omega", "ldots", "cdots", "dots", "right"}
 )  # fmt: skip
+# The other TeX commands a formula may hold (an allow-list: "\\phantom", "\\color" and the like,
+# which hide what they hold, make no formula).
+_FORMULA_COMMANDS = _VALUE_COMMANDS | frozenset(
+    {"times", "cdot", "div", "frac", "dfrac", "tfrac", "sqrt", "le", "leq", "ge", "geq", "ne", "neq",
+     "approx", "pm", "mp", "left", "boxed", "sin", "cos", "tan", "log", "ln", "exp", "binom", "lfloor",
+     "rfloor", "lceil", "rceil", "mid", "quad", "qquad", "equiv", "to", "implies", "Rightarrow",
+     "rightarrow", "Longrightarrow", "iff", "therefore", "displaystyle", "lt", "gt", "cdotp", "ast",
+     "prime", "sum", "prod", "int", "lim", "max", "min", "gcd", "mod", "bmod", "pmod", "overline",
+     "cup", "cap", "in", "setminus", "Delta", "Sigma", "Pi", "Omega", "vert", "lvert", "rvert"}
+)  # fmt: skip
+# What may follow words in a display: a relation, or spacing before the next side.
+_RELATIONS = frozenset("=<>\u2264\u2265\u2248\u2260")
+_RELATION_COMMANDS = frozenset({"approx", "le", "leq", "ge", "geq", "ne", "neq", "lt", "gt", "equiv", "quad", "qquad"})
+# The environments a display may align its rows in ("\\begin{aligned} ... \\end{aligned}").
+_ALIGNMENTS = frozenset({"aligned", "align", "align*", "gathered", "split", "equation", "equation*"})
+# The commands whose braced argument is words: a display may hold them ("\\text{Total} = 42").
+_WORDS_COMMANDS = frozenset({"text", "textbf", "textit", "mathrm", "mathbf", "mbox", "operatorname"})
 # Where a display or element opens, and what closes it.
 _ELEMENTS = (("\\[", "\\]"), ("$$", "$$"), ("<answer>", "</answer>"), ("```", "```"))
 # A line indented this much after a blank line is a Markdown code block.
@@ -73,19 +94,36 @@ class Block:
         return self.element in ("```", _INDENT)
 
     def ends_a_paragraph(self) -> bool:
-        """A sentence ends here (".": "$x = 42.$" too), the block is a formula and nothing else or
-        after its last colon (a step of the work: "The sale price is: $240 - 84 = 156$"), or a
-        code block or an ``<answer>`` element ends: what follows does not continue a phrase of
-        this block ("It is not" / "42", "Is it this?" / "\\boxed{42}", "A common wrong answer,
-        from step 3" / "\\boxed{42}", "\\[\\text{Not the answer:}\\]" / "\\boxed{42}"), blank lines
-        between or not."""
-        if self.code or self.element == "<answer>":
+        """What follows does not continue a phrase of this block ("It is not" / "42", "Is it
+        this?" / "\\boxed{42}", "A common wrong answer, from step 3" / "\\boxed{42}",
+        "\\[\\text{Not the answer:}\\]" / "\\boxed{42}"), blank lines between or not: a sentence
+        ends here (a "." after a word or a value, "$x = 42.$" too; not "..."), the line is a
+        formula and nothing else (a list item's too), or after its last colon one with a number
+        ("The sale price is: $240 - 84 = 156$"); a display ends on a value (its words in
+        ``\\text``, naming a side); a code block that holds something, or an ``<answer>``
+        element, ends."""
+        if self.element == "<answer>":
             return True
+        if self.code:
+            return any(line.strip() for line in self.text.split("\n")[1:-1])
         text = self.text.strip()
+        if self.element or (text.startswith(("$$", "\\[")) and text.endswith(("$$", "\\]"))):
+            return is_formula(text, words=True)  # a display, over lines or on one
+        if text.startswith("[") and "]:" in text:  # a Markdown link definition: it shows nothing
+            return False
         while text.endswith(_CLOSERS):
             text = text[: -len(next(c for c in _CLOSERS if text.endswith(c)))].rstrip()
-        _, colon, worked = self.text.rpartition(":")
-        return text.endswith(".") or is_formula(self.text) or bool(colon and is_formula(worked))
+        sentence = text.endswith(".") and (text[-2:-1].isalnum() or text[-2:-1] in _BEFORE_A_PERIOD)
+        line = self.text.strip()
+        if self.list_item:  # "- $6 \\times 7 = 42$"
+            line = line[2:] if line[:2] in ("- ", "* ", "+ ") else line.partition(". ")[2]
+        _, colon, worked = line.rpartition(":")
+        worked = worked.lstrip("*_ ")  # "**Total apples:** $6 \\times 7 = 42$"
+        return (
+            sentence
+            or is_formula(line)
+            or bool(colon and is_formula(worked) and any(char.isdigit() for char in worked))
+        )
 
     @property
     def thematic_break(self) -> bool:
@@ -102,37 +140,71 @@ class Block:
         return text.startswith(("- ", "* ", "+ ")) or bool(dot and number.isdigit() and rest)
 
 
-def is_formula(text: str) -> bool:
+def is_formula(text: str, words: bool = False) -> bool:
     """``text`` is a formula and nothing else: within one pair of math delimiters or none, only
-    digits, single letters, TeX commands and the signs of ``_FORMULA_SIGNS`` (no word: a run of
-    two letters is prose, "\\text{Wrong:}" too), ending on a value, not on an operator."""
+    digits, single letters, the TeX commands of ``_FORMULA_COMMANDS`` and the signs of
+    ``_FORMULA_SIGNS`` (no word: a run of two letters is prose; with ``words``, the braced
+    argument of ``\\text`` and its kin may hold some), showing a digit or a letter and ending on
+    a value, not on an operator or a colon."""
     inner = text.strip()
     for opening, closing in _MATH_DELIMITERS:
         if inner.startswith(opening) and inner.endswith(closing) and len(inner) > len(opening) + len(closing):
             inner = inner[len(opening) : -len(closing)].strip()
             break
-    at, letters, last = 0, 0, ""
+    at, letters, last, shown = 0, 0, "", False
     while at < len(inner):
         char = inner[at]
-        if char == "\\" and inner[at + 1 : at + 2].isalpha():  # a TeX command: "\\times", "\\pi"
+        if char == "\\":
             end = at + 1
-            while end < len(inner) and inner[end].isalpha():
+            while end < len(inner) and inner[end].isascii() and inner[end].isalpha():
                 end += 1
-            last = "x" if inner[at + 1 : end] in _VALUE_COMMANDS else "\\"
+            name = inner[at + 1 : end]
+            if not name:  # "\\," "\\;" "\\%" "\\{": a space or a sign
+                at += 2
+                continue
+            if words and name in _WORDS_COMMANDS and inner[end : end + 1] == "{":
+                close = inner.find("}", end)
+                said = inner[end + 1 : close].strip() if close >= 0 else ""
+                if not said or not _names_a_side(inner[close + 1 :]):
+                    return False
+                at, letters, last = close + 1, 0, said[-1]
+                continue
+            if name in ("begin", "end") and inner[end : end + 1] == "{":  # an alignment: its rows
+                close = inner.find("}", end)
+                if inner[end + 1 : close] not in _ALIGNMENTS:
+                    return False
+                at = close + 1
+                continue
+            if name not in _FORMULA_COMMANDS:
+                return False
+            last = "x" if name in _VALUE_COMMANDS else "\\"
             at, letters = end, 0
             continue
         if char.isascii() and char.isalpha():
             letters += 1
+            shown = True
             if letters > 1:
                 return False
         elif (char.isdigit() and char.isascii()) or char in _FORMULA_SIGNS:
             letters = 0
+            shown = shown or char.isdigit()
         else:
             return False
         if not char.isspace():
             last = char
         at += 1
-    return bool(inner) and (last in _FORMULA_ENDS or last.isalpha())
+    return shown and (last in _FORMULA_ENDS or last.isalpha())
+
+
+def _names_a_side(rest: str) -> bool:
+    """Words in a display name a side of a relation or end it ("\\text{Total} = 42", "42
+    \\text{ pens}"): a relation or the display's end follows them, not more math ("\\text{The
+    following is not the answer, } x = 1")."""
+    rest = rest.lstrip(" &")  # "\\text{Total} &= 6 \\times 7" in an alignment
+    if not rest.strip(".,; ") or rest[0] in _RELATIONS:  # the end, or a sentence's
+        return True
+    name = rest[1:].split(" ", 1)[0].split("{", 1)[0]
+    return rest[0] == "\\" and name in _RELATION_COMMANDS
 
 
 def answer_start(completion: str) -> int:

@@ -57,8 +57,9 @@ _INSTRUCTING = frozenset({"express", "give", "write", "enter", "put", "present",
 _ADDRESSING = frozenset({"your", "the", "final", "an", "a", "us", "me"})
 # The words straight before a letter whose value a question asks for ("what is x", "find x").
 _ASKING_FOR_A_VALUE = frozenset({"is", "find", "for", "of", "compute", "determine", "evaluate"})
-# What continues a formula after a letter ("y + 10"): the letter is then not all that is asked.
-_OPERATORS = ("+", "-", "*", "/", "=", "^", "_", "<", ">", "!", "\u2212", "\u00d7", "\u00f7", "\u00b7")
+# What may follow the letter asked ("what is x?", "Solve for b: ...", "Find x if ..."): not a word or
+# a sign that makes it part of an expression ("what is x doubled?", "what is $y + 10$?").
+_AFTER_THE_ASKED = frozenset({"", "?", ",", ".", ":", ";", "if", "in", "when", "given", "where", "such", "so"})
 
 
 def in_ascii_tex(text: str) -> str:
@@ -87,10 +88,12 @@ def words(text: str) -> list[str]:
     return "".join(c.lower() if c.isascii() and c.isalnum() else " " for c in text).split()
 
 
-def _tokens(text: str) -> list[str]:
+def _tokens(text: str, punctuation: bool = False) -> list[str]:
     """The text's runs between spaces, punctuation ("?,.:;()") and TeX's delimiters ("$", "\\",
-    braces), as written: "what is $x^2$?" has the token "x^2", "\\(x\\)" the token "x"."""
-    return "".join(" " if char in "?,.:;()$\\{}" else char for char in text).split()
+    braces), as written: "what is $x^2$?" has the token "x^2", "\\(x\\)" the token "x";
+    ``punctuation``: "?,.:;" are tokens too."""
+    kept = "?,.:;" if punctuation else ""
+    return "".join(f" {c} " if c in kept else " " if c in "?,.:;()$\\{}" else c for c in text).split()
 
 
 def _letters(text: str) -> set[str]:
@@ -104,6 +107,26 @@ def _letters(text: str) -> set[str]:
         runs = "".join(char if char.isascii() and char.isalpha() else " " for char in token).split()
         found |= {run for run in runs if len(run) == 1}
     return found
+
+
+def _mentions(prompt: str, letter: str) -> bool:
+    """``letter`` stands in ``prompt``: a letter of its own ("a", "I" too), or one in its math
+    outside command names ("$ABC$", "$\\int_0^1 dt$")."""
+    if letter in _letters(prompt) or letter in _tokens(prompt):
+        return True
+    spans = prompt.replace("\\(", "$").replace("\\)", "$").split("$")[1::2]
+    for math in spans:
+        at = 0
+        while at < len(math):
+            if math[at] == "\\":  # a command's name is no letter of the question's
+                at += 1
+                while at < len(math) and math[at].isascii() and math[at].isalpha():
+                    at += 1
+                continue
+            if math[at] == letter:
+                return True
+            at += 1
+    return False
 
 
 def _instructs(sentence: str) -> bool:
@@ -148,7 +171,8 @@ def _asks_in(sentence: str, unit: tuple[str, ...]) -> bool:
         between = [sentence[a[2] : b[1]] for a, b in itertools.pairwise(said)]
         after = sentence[said[-1][2] :].lstrip(" ")
         following = runs[at + len(unit)][0] if at + len(unit) < len(runs) else ""
-        if all(not gap.strip() for gap in between) and not after.startswith(_COMPOUND) and following != "per":
+        ends = pair in _ASKING or not after.lstrip(")*_").strip() or after.lstrip(")*_")[:1] in ".?!"
+        if all(not gap.strip() for gap in between) and not after.startswith(_COMPOUND) and following != "per" and ends:
             return True
     return False
 
@@ -178,8 +202,9 @@ class Question:
         of", after "in"; and neither "per", "/" nor a power follows them ("42 days" for "how many
         days"; "50 km" answers no "in km/h", "120 feet" no "how many square feet", "12 liters" no
         "in liters per minute", "42 boxes" no "How many apples does he pack in boxes?", "42
-        dozens" no "Eggs are sold in dozens. How many eggs ...?"); "in" only once in the sentence
-        ("42 feet" answers no "in meters (not in feet)?")."""
+        dozens" no "Eggs are sold in dozens. How many eggs ...?"); "in" only once in the sentence,
+        and its unit ends the sentence ("42 feet" answers no "in meters (not in feet)?", "42
+        hours" no "in hours or minutes", "in hours only if ...")."""
         return any(_asks_in(sentence, unit) for sentence in self.answer_sentences)
 
     @cached_property
@@ -205,15 +230,17 @@ class Question:
         one letter the asking sentence names and asks the value of ("If 2x + 1 = 25, what is x?",
         "Find w.", "Solve for b"). Where it names two ("If x + y =
         50 ..., what is x?"), asks a count or a sum ("How many integers n ...?", "the sum of the
-        roots x"), an expression of it ("what is $x^2$?", "what is $y + 10$?", "find $2a$"), or names
+        roots x"), an expression of it ("what is $x^2$?", "what is $y + 10$?", "what is x doubled?"), or names
         letters elsewhere only, a name is no proof of what the value is."""
-        tokens = [*_tokens(self.asking_sentence), ""]
+        tokens = ["", *_tokens(self.asking_sentence, punctuation=True), ""]
         asked = {
             tokens[i]
-            for i in range(1, len(tokens) - 1)
-            if tokens[i - 1].lower() in _ASKING_FOR_A_VALUE and not tokens[i + 1].startswith(_OPERATORS)
+            for i in range(2, len(tokens) - 1)
+            if tokens[i - 1].lower() in _ASKING_FOR_A_VALUE
+            and (tokens[i - 1].lower() != "of" or tokens[i - 2].lower() == "value")  # not "the product of P"
+            and tokens[i + 1].lower() in _AFTER_THE_ASKED
         }
-        if name[:1] not in _letters(self.prompt) and not any(len(t) == 1 and t.isalpha() for t in asked):
+        if not _mentions(self.prompt, name[:1]) and not any(len(t) == 1 and t.isalpha() for t in asked):
             return True  # a name of its own, where no letter is asked ("y = 4x" for "Simplify 2x + 2x.")
         counts = "how many" in self.asking_sentence.lower()
         return _letters(self.asking_sentence) == {name} and name in asked and not counts

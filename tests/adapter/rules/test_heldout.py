@@ -17,7 +17,7 @@ PAID_AS_STATED = {
     # Another value stated earlier outside the grammar ("Final result: 15", "Ans: 24", "3 x 4 => 15")
     # above the right final answer, or an unverified right one ("I am unsure ..." / \boxed{12}).
     "grammar_adversarial_2.jsonl": {"adv2_cross_line_negation_07"}
-    | {f"adv2_earlier_disagree_unmarked_{i:02d}" for i in (1, 2, 3, 5, 6, 8, 9, 10)},
+    | {f"adv2_earlier_disagree_unmarked_{i:02d}" for i in (1, 2, 3, 5, 6, 8, 9)},
     # The right value under a hedge in words ("it's a guess", "I am writing the value the key
     # expects"), or the right letter for a wrong reason ("vitamin D" / \boxed{D} for option D).
     "grammar_adversarial_3.jsonl": {f"adv3_hedge_sentence_above_{i:02d}" for i in range(1, 8)}
@@ -107,6 +107,17 @@ PAID_AS_STATED = {
     # arranged otherwise ("2x + 1 = y"), an angle in radians for degrees, "2" for "x = 2".
     "grammar_adversarial_10.jsonl": {f"adv10_leadin_code_element_{i}" for i in range(1, 6)},
     "grammar_adversarial_10_probes.jsonl": {"adv10_b_unit_negated_9"},
+    # Round 11's probes (black box, after round 10's fixes): a qualifier ending in an
+    # abbreviation's period ("It's approx." / \\boxed{42}, "It's 41 vs." / \\boxed{42}): the period
+    # may end a sentence, so the box is the disowning line's case, as "It's approx. \\boxed{42}" on
+    # one line. It paid 70 before its fixes: "..." taken for a sentence's end, a block that shows
+    # nothing between a qualifier and the box ("$\\phantom{.}$", an empty code block, a Markdown link
+    # definition), a unit named with a condition or another ("in hours or minutes", "in hours only
+    # if ..."), a name followed by words ("what is x doubled?"), "a", "A" and "I" unseen as letters,
+    # "of $P$" taken for "the value of".
+    "grammar_adversarial_11_probes.jsonl": {
+        f"adv11p_c1_abbrev_ellipsis_leadin_{i}" for i in (5, 6, 7, 8, 9, 10, 11, 12, 13, 19)
+    },
 }  # fmt: skip
 # The share of a round's controls the rule decides (the issue's guard for format-following rows is
 # 85%). Round 5's include shapes the grammar leaves to the judge by design: intervals, sets and

@@ -396,6 +396,26 @@ SHAPES = [
     ("equation-rearranged", "Solve $3x = 6$.", "\\boxed{x - 2 = 0}", "x = 2", "MATH_EXPRESSIONS", UNSURE),
     ("radians-for-degrees", "How large is a right angle?", "\\boxed{\\frac{\\pi}{2}}", "90^\\circ", "MATH_EXPRESSIONS", UNSURE),
     ("equation-value-differs", "Solve $3x = 6$.", "\\boxed{x = 3}", "x = 2", "MATH_EXPRESSIONS", ZERO),
+    # Round 11: an ellipsis ends no sentence; a block that shows nothing hides no lead-in.
+    ("lead-in-trails-off", SIX_SEVEN, "It is not...\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("lead-in-spaced-dots", SIX_SEVEN, "It is not. . .\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("phantom-period-between", SIX_SEVEN, "It is not\n$\\phantom{.}$\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("white-period-between", SIX_SEVEN, "It is not\n$\\color{white}.$\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("empty-display-between", SIX_SEVEN, "It is not\n$$\\vphantom{1}$$\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("empty-code-between", SIX_SEVEN, "It is not\n```\n```\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("link-definition-between", SIX_SEVEN, "It is not\n[//]: # (hidden).\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("display-with-words-above", SIX_SEVEN, "$$\\text{Total pens} = 6 \\times 7 = 42$$\n\\boxed{42}", "42", "NUMBER", PAID),
+    ("display-of-words-only-above", SIX_SEVEN, "It is not\n$$\\text{(wrong)}$$\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("display-words-then-math", SIX_SEVEN, "\\[\\text{The following is not the answer, } x = 1\\]\n\\boxed{42}", "42", "NUMBER", UNSURE),
+    ("aligned-display-above-header", SIX_SEVEN,
+     "$$\n\\begin{aligned}\n\\text{Total} &= 6 \\times 7 \\\\\n&= 42\n\\end{aligned}\n$$\n\n### Final Answer\n$$\n\\boxed{42}\n$$", "42", "NUMBER", PAID),
+    ("bold-label-then-formula-above-header", SIX_SEVEN, "- **Total pens:** $6 \\times 7 = 42$\n\n### Final Answer\n$$\n\\boxed{42}\n$$", "42", "NUMBER", PAID),
+    # ... a unit asked with a condition or beside another, a name followed by words, "a" as a letter.
+    ("unit-with-a-condition", "A movie runs 42 minutes. How long is it? Give your answer in hours only if it is long.", "The answer is 42 hours.", "42", "NUMBER", UNSURE),
+    ("unit-or-another", "A movie runs 42 minutes. How long is it in hours or minutes?", "The answer is 42 hours.", "42", "NUMBER", UNSURE),
+    ("name-then-words", "If x is 21, what is x doubled?", "\\boxed{x = 42}", "42", "NUMBER", UNSURE),
+    ("name-a-of-the-question", "A rectangle has sides $a = 6$ and $b = 7$. What is its area?", "The answer is $a = 42$.", "42", "NUMBER", UNSURE),
+    ("name-of-a-point", "Point $P$ is $(6, 7)$. What is the product of the coordinates of $P$?", "The answer is $P = 42$.", "42", "NUMBER", UNSURE),
 ]  # fmt: skip
 
 
