@@ -7,10 +7,11 @@ stands right above it (docs/canonical-answers.md, "Where the final statement is"
 - A block is one line, or one element over several lines: a display block (``\\[`` ... ``\\]``,
   ``$$`` ... ``$$``), an ``<answer>`` ... ``</answer>`` element, a fenced code block.
 - The final statement is the last block that is not blank, never a code block or a list item.
-  The block that is not blank above it must end a sentence (``.``), be a formula and nothing
-  else (``17 + 25 = 42``, ``$6 \\times 7 = 42$``, a display of one) or after its last colon
-  (``The sale price is: $240 - 84 = 156$``), be a code block or an
-  ``<answer>`` element, or be an answer header; otherwise it leads into the final
+  The block that is not blank above it must end a sentence (``.``, not ``...``), be a formula
+  and nothing else (``17 + 25 = 42``, ``$6 \\times 7 = 42$``) or after its last colon (``The sale
+  price is: $240 - 84 = 156$``), be a display that ends on a value, be a code block that holds
+  something or an ``<answer>`` element, or be an answer header (``Block.ends_a_paragraph``);
+  otherwise it leads into the final
   block and a qualifier there ("It is not" / "42", "A common wrong answer is:" / "\\boxed{42}")
   would be cut off. It may start the final statement itself: the two are read as one, and must
   parse whole ("So, the area is:" / "\\[\\boxed{9\\pi}\\]", "Thus, the answer is" / "\\boxed{A}").
