@@ -78,6 +78,7 @@ NOT_RUN = {
     "judge-eval --data eval/data/trajectories.jsonl --config /tmp/q15g2.yaml": "the 1.5B judge's group modes on trajectory groups (minutes of long prompts)",
     "judge-eval --data eval/data/trajectories_fresh_2.jsonl --config /tmp/traj-fresh": "the 1.5B judge on the second fresh set of trajectories",
     "judge-eval --data eval/data/grammar_adversarial_5.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's fifth blind round (two profiles x two strategies)",
+    "judge-eval --data eval/data/$f.jsonl --config /tmp/q15.yaml": "the 1.5B judge on rounds 10 and 11 and the sample, one file a loop (two profiles x two strategies)",
     "judge-eval --data eval/data/grammar_adversarial_6.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's sixth blind round (two profiles x two strategies)",
     "judge-eval --data eval/data/grammar_adversarial_7.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's seventh blind round (two profiles x two strategies)",
     "judge-eval --data eval/data/grammar_adversarial_8.jsonl --config /tmp/q15.yaml": "the 1.5B judge on the grammar's eighth blind round (two profiles x two strategies)",
